@@ -1,0 +1,109 @@
+// The differentiable ops. Each is defined in one .cpp file of this folder with its backward written
+// directly under its forward:
+//
+//   arithmetic.cpp  add sub mul div neg, scalar forms, pow
+//   unary.cpp       exp log sqrt tanh sigmoid relu gelu
+//   matmul.cpp      matmul
+//   shape_ops.cpp   reshape transpose permute slice concat unsqueeze squeeze
+//   reduce_ops.cpp  sum mean max
+//   softmax_ops.cpp softmax log_softmax masked_fill
+//   embedding.cpp   embedding          dropout.cpp  dropout
+//   layer_norm.cpp  layer_norm         loss.cpp     cross_entropy, binary_cross_entropy_with_logits
+//
+// Broadcasting follows NumPy; the gradient of a broadcast input is summed back to its shape (sum_to).
+// Every op checks its operands and throws an exception naming itself and the shapes involved.
+#pragma once
+
+#include <vector>
+
+#include "autograd/variable.h"
+
+namespace minigrad {
+
+// ---- arithmetic, with broadcasting ----
+Variable add(const Variable& a, const Variable& b);
+Variable sub(const Variable& a, const Variable& b);
+Variable mul(const Variable& a, const Variable& b);
+Variable div(const Variable& a, const Variable& b);
+Variable neg(const Variable& x);
+Variable add(const Variable& x, double s);
+Variable mul(const Variable& x, double s);
+Variable div(const Variable& x, double s);
+Variable rsub(double s, const Variable& x);  // s - x
+Variable rdiv(double s, const Variable& x);  // s / x
+Variable pow(const Variable& x, double exponent);
+
+// ---- elementwise functions ----
+Variable exp(const Variable& x);
+Variable log(const Variable& x);
+Variable sqrt(const Variable& x);
+Variable tanh(const Variable& x);
+Variable sigmoid(const Variable& x);
+Variable relu(const Variable& x);
+Variable gelu(const Variable& x);  // exact: x·Φ(x)
+
+// ---- linear algebra ----
+// [M,K] @ [K,N] -> [M,N]; batched for rank > 2, with batch dimensions broadcast.
+Variable matmul(const Variable& a, const Variable& b);
+
+// ---- shape ----
+Variable reshape(const Variable& x, const Shape& shape);
+Variable transpose(const Variable& x, int64_t dim0, int64_t dim1);
+Variable permute(const Variable& x, const Shape& dims);
+Variable slice(const Variable& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Variable concat(const std::vector<Variable>& xs, int64_t dim);
+Variable unsqueeze(const Variable& x, int64_t dim);
+Variable squeeze(const Variable& x, int64_t dim);
+
+// ---- reductions ----
+Variable sum(const Variable& x, const Shape& dims, bool keepdim = false);
+Variable sum(const Variable& x);
+Variable mean(const Variable& x, const Shape& dims, bool keepdim = false);
+Variable mean(const Variable& x);
+// The maximum along `dim`; the gradient goes to the (first) position of the maximum.
+Variable max(const Variable& x, int64_t dim, bool keepdim = false);
+
+// ---- softmax and masking ----
+Variable softmax(const Variable& x, int64_t dim);
+Variable log_softmax(const Variable& x, int64_t dim);
+// x with `value` where mask (bool tensor, broadcast to x) is true; no gradient flows to those entries.
+Variable masked_fill(const Variable& x, const Tensor& mask, double value);
+
+// ---- neural-network functions ----
+// Rows of weight [V, D] picked by int64 ids of any shape: result ids.shape + [D]. The gradient is added
+// back into the picked rows (scatter-add). The row `padding_idx` (if >= 0) gets no gradient.
+Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_idx = -1);
+// In training, zeroes each element with probability p and scales the rest by 1/(1-p) (inverted dropout),
+// drawing from `generator` (default: the global one); otherwise returns x unchanged.
+Variable dropout(const Variable& x, double p, bool training, Generator* generator = nullptr);
+// Normalizes over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias, with the biased
+// variance. weight and bias have shape [D] (the last dimension), or are both undefined for no affine.
+Variable layer_norm(const Variable& x, const Variable& weight, const Variable& bias, double eps = 1e-5);
+
+struct CrossEntropyOptions {
+  // Targets equal to this are left out of the loss and of the mean's count, as PyTorch's ignore_index.
+  int64_t ignore_index = -100;
+};
+// Mean negative log-likelihood of int64 class targets [N] under logits [N, C]; a fused log-softmax and
+// NLL that stays finite for any finite logits. If every target is ignored the loss is 0 (PyTorch: NaN).
+Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntropyOptions options = {});
+// Mean binary cross-entropy between sigmoid(logits) and targets in [0, 1] of the same shape, computed
+// from the logits so that it is stable for large |logits|.
+Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& targets);
+
+// ---- operators ----
+inline Variable operator+(const Variable& a, const Variable& b) { return add(a, b); }
+inline Variable operator-(const Variable& a, const Variable& b) { return sub(a, b); }
+inline Variable operator*(const Variable& a, const Variable& b) { return mul(a, b); }
+inline Variable operator/(const Variable& a, const Variable& b) { return div(a, b); }
+inline Variable operator+(const Variable& x, double s) { return add(x, s); }
+inline Variable operator+(double s, const Variable& x) { return add(x, s); }
+inline Variable operator-(const Variable& x, double s) { return add(x, -s); }
+inline Variable operator-(double s, const Variable& x) { return rsub(s, x); }
+inline Variable operator*(const Variable& x, double s) { return mul(x, s); }
+inline Variable operator*(double s, const Variable& x) { return mul(x, s); }
+inline Variable operator/(const Variable& x, double s) { return div(x, s); }
+inline Variable operator/(double s, const Variable& x) { return rdiv(s, x); }
+inline Variable operator-(const Variable& x) { return neg(x); }
+
+}  // namespace minigrad

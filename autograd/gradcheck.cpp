@@ -1,0 +1,226 @@
+#include "autograd/gradcheck.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "autograd/functions.h"
+#include "tensor/ops.h"
+
+namespace minigrad {
+
+namespace {
+
+// Storage offsets of a tensor's elements, in row-major order of its logical index.
+std::vector<int64_t> element_offsets(const Tensor& t) {
+  std::vector<int64_t> offsets;
+  offsets.reserve(static_cast<size_t>(t.numel()));
+  Shape index = Shape::filled(t.rank(), 0);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    int64_t offset = t.offset();
+    for (int d = 0; d < t.rank(); ++d) offset += index[d] * t.strides()[d];
+    offsets.push_back(offset);
+    for (int d = t.rank() - 1; d >= 0 && ++index[d] == t.shape()[d]; --d) index[d] = 0;
+  }
+  return offsets;
+}
+
+// "[2,0]": the multi-index of row-major element i of `shape`.
+std::string index_string(const Shape& shape, int64_t i) {
+  Shape index = Shape::filled(shape.rank(), 0);
+  for (int d = shape.rank() - 1; d >= 0; --d) {
+    index[d] = i % shape[d];
+    i /= shape[d];
+  }
+  return index.str();
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+class Checker {
+ public:
+  Checker(const GradcheckFunction& f, const std::vector<Variable>& inputs, const GradcheckOptions& options)
+      : f_(f), options_(options) {
+    if (inputs.empty()) throw ValueError("gradcheck", "needs at least one input");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Variable& x = inputs[i];
+      if (!x.defined()) throw ValueError("gradcheck", "input " + std::to_string(i) + " is undefined");
+      leaves_.emplace_back(x.data(), x.requires_grad());
+      if (!x.requires_grad()) continue;
+      if (x.dtype() != DType::Float64) {
+        throw DTypeError("gradcheck", "input " + std::to_string(i) + " is " + std::string(dtype_name(x.dtype())) +
+                                          "; finite differences need float64 inputs");
+      }
+      for (int d = 0; d < x.rank(); ++d) {
+        if (x.shape()[d] > 1 && x.data().strides()[d] == 0) {
+          throw ValueError("gradcheck", "input " + std::to_string(i) + " overlaps itself in memory (an expand()ed "
+                                        "view); pass a contiguous copy");
+        }
+      }
+      differentiable_.push_back(i);
+      offsets_.push_back(element_offsets(x.data()));
+    }
+    if (differentiable_.empty()) throw ValueError("gradcheck", "no input requires grad");
+  }
+
+  GradcheckResult run() {
+    Generator generator(options_.seed);
+    output_ = f_(leaves_);
+    if (!output_.defined() || output_.dtype() != DType::Float64) {
+      throw DTypeError("gradcheck", "the function must return a float64 Variable");
+    }
+    const Tensor v = Tensor::normal(output_.shape(), 0, 1, DType::Float64, &generator);
+    if (options_.fast_mode) {
+      check_projections(v, generator);
+    } else {
+      check_full_jacobian(v);
+    }
+    return result_;
+  }
+
+ private:
+  // d(vᵀ·output)/d input for each differentiable input, flattened, by one backward pass.
+  std::vector<std::vector<double>> analytic_vjp(const Tensor& v) {
+    for (const Variable& leaf : leaves_) leaf.zero_grad();
+    if (output_.requires_grad()) output_.backward(v, BackwardOptions{.retain_graph = true});
+    std::vector<std::vector<double>> grads;
+    for (size_t i : differentiable_) {
+      const Tensor& g = leaves_[i].grad();
+      grads.push_back(g.defined() ? g.to_vector<double>()
+                                  : std::vector<double>(static_cast<size_t>(leaves_[i].numel()), 0.0));
+    }
+    return grads;
+  }
+
+  // f at the current values, without recording a graph.
+  std::vector<double> evaluate() {
+    NoGradGuard no_grad;
+    return f_(leaves_).data().to_vector<double>();
+  }
+
+  // (f(x + eps·d) - f(x - eps·d)) / (2·eps) where `perturb(sign)` adds sign·eps·d to the inputs.
+  template <typename Perturb>
+  std::vector<double> central_difference(Perturb&& perturb) {
+    perturb(+1.0);
+    std::vector<double> plus = evaluate();
+    perturb(-2.0);
+    std::vector<double> minus = evaluate();
+    perturb(+1.0);
+    for (size_t k = 0; k < plus.size(); ++k) plus[k] = (plus[k] - minus[k]) / (2 * options_.eps);
+    return plus;
+  }
+
+  // The start of a differentiable input's storage; element offsets are relative to it.
+  double* data_of(size_t slot) const {
+    return static_cast<double*>(leaves_[differentiable_[slot]].data().storage()->data());
+  }
+
+  template <typename Where>
+  void compare(double analytic, double numeric, Where&& where) {
+    const double diff = std::abs(analytic - numeric);
+    const double ratio = diff / (options_.atol + options_.rtol * std::abs(numeric));
+    const double scale = std::max(std::abs(analytic), std::abs(numeric));
+    ++result_.comparisons;
+    result_.max_abs_error = std::max(result_.max_abs_error, diff);
+    result_.max_rel_error = std::max(result_.max_rel_error, scale > 0 ? diff / scale : 0.0);
+    if (!(ratio <= 1)) result_.passed = false;  // also catches NaN
+    if (!(ratio <= result_.worst_ratio) || result_.worst_where.empty()) {
+      result_.worst_ratio = ratio;
+      result_.worst_analytic = analytic;
+      result_.worst_numeric = numeric;
+      result_.worst_where = where();
+    }
+  }
+
+  void check_full_jacobian(const Tensor& v) {
+    const int64_t n_out = output_.numel();
+    // Analytic Jacobian, one row per output element, and the product with the random v.
+    std::vector<std::vector<std::vector<double>>> rows;  // [output k][input slot][element j]
+    for (int64_t k = 0; k < n_out; ++k) {
+      Tensor e = Tensor::zeros(output_.shape(), DType::Float64);
+      e.data_ptr<double>()[k] = 1;
+      rows.push_back(analytic_vjp(e));
+    }
+    const std::vector<std::vector<double>> vjp = analytic_vjp(v);
+    const std::vector<double> vv = v.to_vector<double>();
+    const Shape out_shape = output_.shape();
+    output_ = Variable();  // free the graph before the values it saved are perturbed
+
+    for (size_t slot = 0; slot < differentiable_.size(); ++slot) {
+      const size_t input = differentiable_[slot];
+      const Shape in_shape = leaves_[input].shape();
+      double* base = data_of(slot);
+      const std::vector<int64_t>& offsets = offsets_[slot];
+      for (size_t j = 0; j < offsets.size(); ++j) {
+        double& x = base[offsets[j]];
+        const double original = x;
+        const std::vector<double> column = central_difference([&](double sign) { x += sign * options_.eps; });
+        x = original;  // exactly, not by adding and subtracting eps
+        for (int64_t k = 0; k < n_out; ++k) {
+          compare(rows[k][slot][j], column[k], [&] {
+            return "d output" + index_string(out_shape, k) + " / d input " + std::to_string(input) +
+                   index_string(in_shape, static_cast<int64_t>(j));
+          });
+        }
+        compare(vjp[slot][j], dot(vv, column), [&] {
+          return "random upstream gradient, d input " + std::to_string(input) +
+                 index_string(in_shape, static_cast<int64_t>(j));
+        });
+      }
+    }
+  }
+
+  void check_projections(const Tensor& v, Generator& generator) {
+    const std::vector<std::vector<double>> vjp = analytic_vjp(v);
+    const std::vector<double> vv = v.to_vector<double>();
+    output_ = Variable();
+    for (size_t slot = 0; slot < differentiable_.size(); ++slot) {
+      const size_t input = differentiable_[slot];
+      const std::vector<double> u =
+          Tensor::normal(leaves_[input].shape(), 0, 1, DType::Float64, &generator).to_vector<double>();
+      double* base = data_of(slot);
+      const std::vector<int64_t>& offsets = offsets_[slot];
+      std::vector<double> original(offsets.size());
+      for (size_t j = 0; j < offsets.size(); ++j) original[j] = base[offsets[j]];
+      const std::vector<double> directional = central_difference([&](double sign) {
+        for (size_t j = 0; j < offsets.size(); ++j) base[offsets[j]] += sign * options_.eps * u[j];
+      });
+      for (size_t j = 0; j < offsets.size(); ++j) base[offsets[j]] = original[j];
+      compare(dot(vjp[slot], u), dot(vv, directional),
+              [&] { return "projection vᵀ·J·u for input " + std::to_string(input); });
+    }
+  }
+
+  const GradcheckFunction& f_;
+  const GradcheckOptions& options_;
+  std::vector<Variable> leaves_;
+  std::vector<size_t> differentiable_;            // indices of the inputs that require grad
+  std::vector<std::vector<int64_t>> offsets_;     // per differentiable input: its elements' offsets
+  Variable output_;
+  GradcheckResult result_;
+};
+
+}  // namespace
+
+std::string GradcheckResult::report() const {
+  char numbers[256];
+  if (passed) {
+    std::snprintf(numbers, sizeof numbers, "gradcheck passed: %lld comparisons, max abs error %.3g, max rel error %.3g",
+                  static_cast<long long>(comparisons), max_abs_error, max_rel_error);
+    return numbers;
+  }
+  std::snprintf(numbers, sizeof numbers,
+                ": analytic %.10g, numeric %.10g, |difference| %.3g is %.3g times atol + rtol·|numeric|",
+                worst_analytic, worst_numeric, std::abs(worst_analytic - worst_numeric), worst_ratio);
+  return "gradcheck failed at " + worst_where + numbers;
+}
+
+GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
+                          const GradcheckOptions& options) {
+  return Checker(f, inputs, options).run();
+}
+
+}  // namespace minigrad

@@ -1,0 +1,59 @@
+// Gradient checking: compare the gradients backward() computes with finite differences, in float64,
+// the way torch.autograd.gradcheck does.
+//
+//   auto f = [](const std::vector<Variable>& in) { return matmul(in[0], in[1]); };
+//   Variable a(Tensor::normal({3, 4}, 0, 1, DType::Float64), true), b(Tensor::normal({4, 2}, 0, 1, DType::Float64), true);
+//   GradcheckResult r = gradcheck(f, {a, b});
+//   if (!r.passed) std::cerr << r.report() << "\n";
+//
+// Full mode (the default) compares the whole Jacobian J = d output / d input, entry by entry:
+//   numeric column j:  (f(x + eps·e_j) - f(x - eps·e_j)) / (2·eps)     (central differences)
+//   analytic row k:    backward() with the one-hot upstream gradient e_k
+// and then the vector-Jacobian product for a random upstream gradient v: backward(v) against vᵀ·J.
+// An entry passes when |analytic - numeric| <= atol + rtol·|numeric| (PyTorch's allclose).
+//
+// Fast mode compares, per input, one random projection vᵀ·J·u instead: one backward pass and two forward
+// passes per input, for inputs too big for the full Jacobian (PyTorch's fast_mode).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autograd/variable.h"
+
+namespace minigrad {
+
+struct GradcheckOptions {
+  double eps = 1e-6;   // finite-difference step
+  double atol = 1e-5;  // absolute tolerance
+  double rtol = 1e-3;  // relative tolerance
+  bool fast_mode = false;
+  uint64_t seed = 0;   // for the random upstream gradient and the projections
+};
+
+struct GradcheckResult {
+  bool passed = true;
+  int64_t comparisons = 0;
+  double max_abs_error = 0;  // max |analytic - numeric|
+  double max_rel_error = 0;  // max |analytic - numeric| / max(|analytic|, |numeric|)
+  // The comparison closest to failing (or the worst failure): where, and both values.
+  std::string worst_where;
+  double worst_analytic = 0, worst_numeric = 0;
+  double worst_ratio = 0;  // |analytic - numeric| / (atol + rtol·|numeric|); above 1 fails
+
+  // One line saying whether it passed; on failure, the worst entry with both values.
+  std::string report() const;
+};
+
+using GradcheckFunction = std::function<Variable(const std::vector<Variable>&)>;
+
+// Checks the gradients of f with respect to every input that requires grad. Those inputs must be
+// float64 and must not overlap themselves in memory (no expand()ed inputs). The caller's Variables keep
+// their .grad: gradcheck differentiates fresh leaves that share their data, and restores every value it
+// perturbs.
+GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
+                          const GradcheckOptions& options = {});
+
+}  // namespace minigrad

@@ -1,0 +1,116 @@
+// Losses computed straight from logits, fused so that they stay finite and cheap.
+//
+// Cross-entropy for one row of logits x with target class t:
+//   loss = -log softmax(x)_t = logsumexp(x) - x_t,   logsumexp(x) = m + log Σ exp(x_i - m), m = max x
+//   dloss/dx_i = softmax(x)_i - [i = t]
+// Binary cross-entropy with logits, for logit x and target t in [0, 1]:
+//   loss = -t·log σ(x) - (1-t)·log(1 - σ(x)) = max(x, 0) - x·t + log(1 + exp(-|x|))
+//   dloss/dx = σ(x) - t,  dloss/dt = -x
+#include <cmath>
+
+#include "autograd/functions.h"
+#include "tensor/fast_math.h"
+#include "tensor/ops.h"
+
+namespace minigrad {
+
+Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntropyOptions options) {
+  if (!logits.defined() || !targets.defined()) throw ValueError("cross_entropy", "an operand is undefined");
+  if (logits.rank() != 2) {
+    throw ShapeError("cross_entropy", "logits must be [N, C], got " + logits.shape().str());
+  }
+  if (targets.dtype() != DType::Int64) {
+    throw DTypeError("cross_entropy", "targets must be int64 class indices, got " +
+                                          std::string(dtype_name(targets.dtype())));
+  }
+  const int64_t n = logits.shape()[0], c = logits.shape()[1];
+  if (targets.shape() != Shape{n}) {
+    throw ShapeError("cross_entropy", "targets of shape " + targets.shape().str() + " do not match logits of shape " +
+                                          logits.shape().str() + " (expected [" + std::to_string(n) + "])");
+  }
+  const Tensor t = targets.contiguous();
+  const int64_t* pt = t.data_ptr<const int64_t>();
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (pt[i] == options.ignore_index) continue;
+    if (pt[i] < 0 || pt[i] >= c) {
+      throw IndexError("cross_entropy", "target " + std::to_string(pt[i]) + " is out of range for " +
+                                            std::to_string(c) + " classes");
+    }
+    ++count;
+  }
+
+  const Tensor x = logits.data().contiguous();  // [N, C]
+  const Tensor lse = Tensor::empty({n}, x.dtype());  // logsumexp of each row, kept for backward
+  Tensor loss = Tensor::empty({}, x.dtype());
+  dispatch_float(x.dtype(), "cross_entropy", [&]<typename T>() {
+    const T* px = x.data_ptr<const T>();
+    T* pl = lse.data_ptr<T>();
+    double total = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const T* row = px + i * c;
+      T m = row[0];
+      for (int64_t j = 1; j < c; ++j) m = row[j] > m ? row[j] : m;
+      T s = 0;
+      for (int64_t j = 0; j < c; ++j) s += fast_exp_nonpositive(row[j] - m);
+      pl[i] = m + std::log(s);
+      if (pt[i] != options.ignore_index) total += pl[i] - row[pt[i]];
+    }
+    *loss.data_ptr<T>() = T(count ? total / double(count) : 0.0);
+  });
+
+  return record("cross_entropy", loss, {logits},
+                [sx = SavedTensor(x), t, lse, count, ignore = options.ignore_index](const Tensor& g, NeedsGrad) -> Grads {
+                  const Tensor& x = sx.get();
+                  const int64_t n = x.shape()[0], c = x.shape()[1];
+                  Tensor dx = Tensor::zeros(x.shape(), x.dtype());
+                  if (count == 0) return {dx};
+                  dispatch_float(x.dtype(), "cross_entropy_backward", [&]<typename T>() {
+                    const T scale = T(g.item()) / T(count);  // d mean / d loss_i
+                    const T* px = x.data_ptr<const T>();
+                    const T* pl = lse.data_ptr<const T>();
+                    const int64_t* pt = t.data_ptr<const int64_t>();
+                    T* pd = dx.data_ptr<T>();
+                    for (int64_t i = 0; i < n; ++i) {
+                      if (pt[i] == ignore) continue;  // ignored rows stay zero
+                      for (int64_t j = 0; j < c; ++j) pd[i * c + j] = fast_exp_nonpositive(px[i * c + j] - pl[i]) * scale;
+                      pd[i * c + pt[i]] -= scale;
+                    }
+                  });
+                  return {dx};
+                });
+}
+
+Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& targets) {
+  if (!logits.defined() || !targets.defined()) {
+    throw ValueError("binary_cross_entropy_with_logits", "an operand is undefined");
+  }
+  if (logits.shape() != targets.shape()) {
+    throw ShapeError("binary_cross_entropy_with_logits", "logits of shape " + logits.shape().str() +
+                                                             " and targets of shape " + targets.shape().str() +
+                                                             " differ");
+  }
+  const Tensor per_element = zip_float("binary_cross_entropy_with_logits", logits.data(), targets.data(),
+                                       [](auto x, auto t) {
+                                         using T = decltype(x);
+                                         return (x > 0 ? x : T(0)) - x * t + std::log1p(fast_exp(-std::abs(x)));
+                                       });
+  const double count = static_cast<double>(std::max<int64_t>(1, logits.numel()));
+  return record("binary_cross_entropy_with_logits", mean(per_element), {logits, targets},
+                [sx = SavedTensor(logits.data()), st = SavedTensor(targets.data()), count](const Tensor& g,
+                                                                                          NeedsGrad needs) -> Grads {
+                  const Tensor& x = sx.get();
+                  const Tensor& t = st.get();
+                  const double scale = g.item() / count;
+                  Tensor dx, dt;
+                  if (needs[0]) {
+                    dx = zip_float("bce_backward", x, t, [scale](auto x, auto t) {
+                      return (stable_sigmoid(x) - t) * decltype(x)(scale);
+                    });
+                  }
+                  if (needs[1]) dt = mul(x, -scale);
+                  return {dx, dt};
+                });
+}
+
+}  // namespace minigrad

@@ -1,0 +1,196 @@
+#include "autograd/variable.h"
+
+#include <atomic>
+
+namespace minigrad {
+
+// ---------------------------------------------------------------------------------------------------
+// Variable
+
+Variable::Variable(Tensor data, bool requires_grad) : impl_(std::make_shared<VariableImpl>()) {
+  if (!data.defined()) throw ValueError("Variable", "cannot wrap an undefined tensor");
+  impl_->data = std::move(data);
+  set_requires_grad(requires_grad);
+}
+
+void Variable::check_defined(std::string_view op) const {
+  if (!impl_) throw ValueError(op, "the Variable is undefined (default-constructed)");
+}
+
+const Tensor& Variable::data() const {
+  check_defined("data");
+  return impl_->data;
+}
+
+const Tensor& Variable::grad() const {
+  check_defined("grad");
+  return impl_->grad;
+}
+
+void Variable::set_grad(Tensor grad) const {
+  check_defined("set_grad");
+  if (grad.defined() && (grad.shape() != shape() || grad.dtype() != dtype())) {
+    throw ShapeError("set_grad", "gradient of shape " + grad.shape().str() + " and dtype " +
+                                     std::string(dtype_name(grad.dtype())) + " for a value of shape " +
+                                     shape().str() + " and dtype " + std::string(dtype_name(dtype())));
+  }
+  impl_->grad = std::move(grad);
+}
+
+void Variable::zero_grad() const {
+  check_defined("zero_grad");
+  impl_->grad = Tensor();
+}
+
+bool Variable::requires_grad() const {
+  check_defined("requires_grad");
+  return impl_->requires_grad;
+}
+
+const Variable& Variable::set_requires_grad(bool requires_grad) const {
+  check_defined("set_requires_grad");
+  if (!is_leaf()) {
+    throw ValueError("set_requires_grad", "only leaves can be marked; this value was computed by " +
+                                              std::string(impl_->grad_fn->op) + " (use detach() first)");
+  }
+  if (requires_grad && !is_floating(dtype())) {
+    throw DTypeError("set_requires_grad",
+                     "only float tensors can require grad, got " + std::string(dtype_name(dtype())));
+  }
+  impl_->requires_grad = requires_grad;
+  return *this;
+}
+
+bool Variable::is_leaf() const {
+  check_defined("is_leaf");
+  return impl_->grad_fn == nullptr;
+}
+
+const std::shared_ptr<Node>& Variable::grad_fn() const {
+  check_defined("grad_fn");
+  return impl_->grad_fn;
+}
+
+const std::string& Variable::name() const {
+  check_defined("name");
+  return impl_->name;
+}
+
+const Variable& Variable::set_name(std::string name) const {
+  check_defined("set_name");
+  impl_->name = std::move(name);
+  return *this;
+}
+
+Variable Variable::detach() const { return Variable(data()); }
+
+void Variable::backward(BackwardOptions options) const { run_backward(*this, Tensor(), options); }
+
+void Variable::backward(const Tensor& grad, BackwardOptions options) const {
+  if (!grad.defined()) throw ValueError("backward", "the upstream gradient is undefined");
+  run_backward(*this, grad, options);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Node
+
+NeedsGrad Node::needs() const {
+  uint64_t bits = 0;
+  for (size_t i = 0; i < inputs.size() && i < 64; ++i) {
+    if (inputs[i].needs_grad()) bits |= uint64_t{1} << i;
+  }
+  return NeedsGrad(bits);
+}
+
+void Node::release() {
+  backward = nullptr;
+  grad = Tensor();
+}
+
+Node::~Node() {
+  // Destroying a graph node by node would recurse: this node's destructor drops its inputs' nodes,
+  // whose destructors drop theirs, and a chain of 100,000 ops overflows the stack. Instead, take over
+  // every input node that nobody else holds and destroy them here one at a time, each with its own
+  // inputs already taken away.
+  std::vector<std::shared_ptr<Node>> orphans;
+  auto adopt = [&orphans](std::vector<Edge>& edges) {
+    for (Edge& edge : edges) {
+      if (edge.node && edge.node.use_count() == 1) orphans.push_back(std::move(edge.node));
+    }
+    edges.clear();
+  };
+  adopt(inputs);
+  while (!orphans.empty()) {
+    std::shared_ptr<Node> node = std::move(orphans.back());
+    orphans.pop_back();
+    adopt(node->inputs);
+  }  // `node` is destroyed here, with no inputs left to recurse into
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Grad mode
+
+namespace {
+thread_local bool grad_enabled = true;
+}
+
+bool GradMode::is_enabled() { return grad_enabled; }
+void GradMode::set_enabled(bool enabled) { grad_enabled = enabled; }
+
+// ---------------------------------------------------------------------------------------------------
+// Saved tensors
+
+const Tensor& SavedTensor::get() const {
+  if (tensor_.defined() && tensor_.version() != version_) {
+    throw ModifiedInPlaceError(
+        "backward", "a tensor of shape " + tensor_.shape().str() +
+                        " saved for the gradient was modified in place after it was saved (version " +
+                        std::to_string(version_) + ", now " + std::to_string(tensor_.version()) +
+                        "); modify a clone() instead, or do the in-place update before the forward pass");
+  }
+  return tensor_;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Recording
+
+namespace detail {
+
+bool any_requires_grad(std::span<const Variable> inputs) {
+  for (const Variable& v : inputs) {
+    if (!v.defined()) throw ValueError("record", "an input Variable is undefined");
+    if (v.requires_grad()) return true;
+  }
+  return false;
+}
+
+Variable make_recorded(const char* op, Tensor output, std::span<const Variable> inputs, Node::Backward backward) {
+  static std::atomic<uint64_t> next_sequence{0};
+  auto node = std::make_shared<Node>();
+  node->op = op;
+  node->backward = std::move(backward);
+  node->output_shape = output.shape();
+  node->output_dtype = output.dtype();
+  node->sequence = next_sequence++;
+  node->inputs.reserve(inputs.size());
+  for (const Variable& v : inputs) {
+    const std::shared_ptr<VariableImpl>& impl = v.impl();
+    Edge edge{nullptr, nullptr, impl->data.shape(), impl->data.dtype()};
+    if (impl->requires_grad) {
+      if (impl->grad_fn) {
+        edge.node = impl->grad_fn;
+      } else {
+        edge.leaf = impl;
+      }
+    }
+    node->inputs.push_back(std::move(edge));
+  }
+  Variable result(std::move(output));
+  result.impl()->requires_grad = true;
+  result.impl()->grad_fn = std::move(node);
+  return result;
+}
+
+}  // namespace detail
+
+}  // namespace minigrad

@@ -1,0 +1,176 @@
+// minigrad-bench: how fast minigrad's kernels are, measured against a reference in the same run.
+//
+//   matmul       GFLOP/s of minigrad::matmul vs a raw cblas_sgemm call, square float32, 64..1024
+//   bandwidth    GB/s of softmax, layer norm and add on 1M+ float32 elements vs a plain memcpy
+//   autograd     ns per tiny op to record it and back-propagate through it, vs the same ops without a graph
+//
+// Absolute numbers on a shared machine are noisy; the ratios against the reference, measured
+// interleaved in the same run, are what to compare. Each figure is the median of several timed batches.
+#include <CLI/CLI.hpp>
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "minigrad.h"
+
+using namespace minigrad;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Seconds per call of f: runs f in batches of about `batch_seconds`, returns the median batch's average.
+double seconds_per_call(const std::function<void()>& f, double batch_seconds, int batches) {
+  f();  // warm up: page in buffers, start thread pools
+  int reps = 1;
+  for (;;) {  // size a batch
+    const auto t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) f();
+    const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (t >= batch_seconds / 4 || reps > (1 << 24)) {
+      reps = std::max(1, static_cast<int>(reps * batch_seconds / std::max(t, 1e-9)));
+      break;
+    }
+    reps *= 4;
+  }
+  std::vector<double> per_call;
+  for (int b = 0; b < batches; ++b) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) f();
+    per_call.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / reps);
+  }
+  std::nth_element(per_call.begin(), per_call.begin() + batches / 2, per_call.end());
+  return per_call[batches / 2];
+}
+
+// Times `a` and `b` alternately, so that both see the same machine load, and returns both medians.
+std::pair<double, double> interleaved(const std::function<void()>& a, const std::function<void()>& b,
+                                      double batch_seconds, int rounds) {
+  std::vector<double> ta, tb;
+  for (int r = 0; r < rounds; ++r) {
+    ta.push_back(seconds_per_call(a, batch_seconds, 1));
+    tb.push_back(seconds_per_call(b, batch_seconds, 1));
+  }
+  std::nth_element(ta.begin(), ta.begin() + rounds / 2, ta.end());
+  std::nth_element(tb.begin(), tb.begin() + rounds / 2, tb.end());
+  return {ta[rounds / 2], tb[rounds / 2]};
+}
+
+void bench_matmul(double batch_seconds, int rounds) {
+  std::printf("\nmatmul, float32, C = A·B with A, B square n x n (GFLOP/s = 2n³ / time)\n");
+  std::printf("%6s %16s %16s %10s\n", "n", "minigrad GFLOP/s", "cblas GFLOP/s", "ratio");
+  for (int64_t n : {64, 128, 256, 512, 1024}) {
+    Generator g(1);
+    const Tensor a = Tensor::normal({n, n}, 0, 1, DType::Float32, &g);
+    const Tensor b = Tensor::normal({n, n}, 0, 1, DType::Float32, &g);
+    std::vector<float> c(static_cast<size_t>(n * n));
+    const auto [t_minigrad, t_blas] = interleaved(
+        [&] { Tensor out = matmul(a, b); },
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data_ptr<const float>(), n,
+                      b.data_ptr<const float>(), n, 0.0f, c.data(), n);
+        },
+        batch_seconds, rounds);
+    const double flops = 2.0 * n * n * n;
+    std::printf("%6lld %16.1f %16.1f %10.3f\n", static_cast<long long>(n), flops / t_minigrad / 1e9,
+                flops / t_blas / 1e9, t_blas / t_minigrad);
+  }
+}
+
+void bench_bandwidth(double batch_seconds, int rounds) {
+  std::printf("\nmemory-bound kernels, float32 (GB/s = bytes read + bytes written, per second)\n");
+  std::printf("%-38s %10s %12s %12s %10s\n", "kernel", "elements", "GB/s", "memcpy GB/s", "ratio");
+  struct Case {
+    const char* name;
+    Shape shape;
+    int tensors_moved;  // inputs read + outputs written, in tensors of this size
+    std::function<void(const Tensor&, const Tensor&)> run;
+  };
+  Generator g(2);
+  const Tensor gamma = Tensor::ones({256}), beta = Tensor::zeros({256});
+  const Variable w(gamma), b(beta);
+  const std::vector<Case> cases = {
+      {"add (a + b)", {1024, 1024}, 3, [](const Tensor& x, const Tensor& y) { Tensor out = add(x, y); }},
+      {"add (a + b), 4M elements", {2048, 2048}, 3, [](const Tensor& x, const Tensor& y) { Tensor out = add(x, y); }},
+      {"softmax, rows of 1024", {1024, 1024}, 2, [](const Tensor& x, const Tensor&) { Tensor out = softmax(x, -1); }},
+      {"softmax, rows of 256", {4096, 256}, 2, [](const Tensor& x, const Tensor&) { Tensor out = softmax(x, -1); }},
+      {"softmax, rows of 1024, 4M elements", {4096, 1024}, 2,
+       [](const Tensor& x, const Tensor&) { Tensor out = softmax(x, -1); }},
+      {"layer_norm, rows of 256 (forward)", {4096, 256}, 2,
+       [&](const Tensor& x, const Tensor&) {
+         NoGradGuard no_grad;
+         Variable out = layer_norm(Variable(x), w, b);
+       }},
+      {"layer_norm, rows of 256, 4M elements", {16384, 256}, 2,
+       [&](const Tensor& x, const Tensor&) {
+         NoGradGuard no_grad;
+         Variable out = layer_norm(Variable(x), w, b);
+       }},
+  };
+  for (const Case& c : cases) {
+    const Tensor x = Tensor::normal(c.shape, 0, 1, DType::Float32, &g);
+    const Tensor y = Tensor::normal(c.shape, 0, 1, DType::Float32, &g);
+    const size_t bytes = static_cast<size_t>(x.numel()) * sizeof(float);
+    std::vector<char> src(bytes, 1), dst(bytes);
+    const auto [t_kernel, t_copy] = interleaved([&] { c.run(x, y); }, [&] { std::memcpy(dst.data(), src.data(), bytes); },
+                                                batch_seconds, rounds);
+    const double kernel_gbs = c.tensors_moved * double(bytes) / t_kernel / 1e9;
+    const double copy_gbs = 2.0 * double(bytes) / t_copy / 1e9;  // memcpy reads and writes each byte
+    std::printf("%-38s %10lld %12.1f %12.1f %10.2f\n", c.name, static_cast<long long>(x.numel()), kernel_gbs, copy_gbs,
+                kernel_gbs / copy_gbs);
+  }
+}
+
+void bench_autograd(double batch_seconds, int rounds) {
+  std::printf("\nautograd overhead: a chain of %d tiny ops (y = y * 1.0001 on a 1-element float32 tensor)\n", 1000);
+  constexpr int kOps = 1000;
+  Variable x(Tensor::ones({1}), true);
+  auto record_and_backprop = [&] {
+    Variable y = x;
+    for (int i = 0; i < kOps; ++i) y = y * 1.0001;
+    y.backward();
+  };
+  auto without_graph = [&] {
+    NoGradGuard no_grad;
+    Variable y = x;
+    for (int i = 0; i < kOps; ++i) y = y * 1.0001;
+  };
+  const auto [t_graph, t_plain] = interleaved(record_and_backprop, without_graph, batch_seconds, rounds);
+  std::printf("%-44s %10.0f ns/op\n", "record + backward, per op", t_graph / kOps * 1e9);
+  std::printf("%-44s %10.0f ns/op\n", "forward without recording (NoGradGuard)", t_plain / kOps * 1e9);
+  std::printf("%-44s %10.0f ns/op\n", "cost of the graph (difference)", (t_graph - t_plain) / kOps * 1e9);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"minigrad kernel benchmarks, each against a reference measured in the same run."};
+  double batch_seconds = 0.1;
+  int rounds = 7;
+  bool matmul_only = false, bandwidth_only = false, autograd_only = false;
+  app.add_option("--batch-seconds", batch_seconds, "Length of one timed batch")->capture_default_str();
+  app.add_option("--rounds", rounds, "Timed batches per figure (the median is reported)")
+      ->check(CLI::Range(1, 101))
+      ->capture_default_str();
+  app.add_flag("--matmul", matmul_only, "Only the matmul table");
+  app.add_flag("--bandwidth", bandwidth_only, "Only the memory-bound kernels");
+  app.add_flag("--autograd", autograd_only, "Only the autograd overhead");
+  CLI11_PARSE(app, argc, argv);
+  const bool all = !matmul_only && !bandwidth_only && !autograd_only;
+
+  std::printf("minigrad-bench: %d threads (MINIGRAD_NUM_THREADS / set_num_threads), %u hardware threads\n",
+              num_threads(), std::thread::hardware_concurrency());
+  std::printf("OpenBLAS: %s\n", openblas_get_config());
+  std::printf("each figure: median of %d batches of ~%.2f s, minigrad and reference interleaved\n", rounds,
+              batch_seconds);
+  if (all || matmul_only) bench_matmul(batch_seconds, rounds);
+  if (all || bandwidth_only) bench_bandwidth(batch_seconds, rounds);
+  if (all || autograd_only) bench_autograd(batch_seconds, rounds);
+  return 0;
+}

@@ -1,0 +1,238 @@
+#include "examples/gradcheck/cases.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace minigrad::checks {
+
+namespace {
+
+constexpr DType F64 = DType::Float64;
+
+// A random size in [low, high].
+int64_t size_in(Generator& g, int64_t low, int64_t high) {
+  return low + static_cast<int64_t>(g.next_below(static_cast<uint64_t>(high - low + 1)));
+}
+
+// Values for an input, as a leaf that requires grad.
+Variable normal(Generator& g, const Shape& shape) { return Variable(Tensor::normal(shape, 0, 1, F64, &g), true); }
+Variable positive(Generator& g, const Shape& shape) {
+  return Variable(Tensor::uniform(shape, 0.5, 2.0, F64, &g), true);
+}
+// Values at least 0.2 from zero: finite differences must not straddle relu's kink or a pole of 1/x.
+Variable away_from_zero(Generator& g, const Shape& shape) {
+  Tensor magnitude = Tensor::uniform(shape, 0.2, 1.5, F64, &g);
+  Tensor sign = where(Tensor::bernoulli(shape, 0.5, &g), Tensor::scalar(1, F64), Tensor::scalar(-1, F64));
+  return Variable(mul(magnitude, sign), true);
+}
+// Distinct values at least 0.1 apart in random order, so that max has no ties within eps.
+Variable distinct(Generator& g, const Shape& shape) {
+  std::vector<double> values(static_cast<size_t>(shape.numel()));
+  std::iota(values.begin(), values.end(), 0.0);
+  for (size_t i = values.size(); i > 1; --i) std::swap(values[i - 1], values[g.next_below(i)]);
+  for (double& v : values) v = 0.1 * v - 1 + 0.01 * g.next_double();
+  return Variable(Tensor::from_values(values, shape, F64), true);
+}
+// A leaf whose data is a transposed (non-contiguous) view.
+Variable transposed(Generator& g, int64_t rows, int64_t cols) {
+  return Variable(Tensor::normal({cols, rows}, 0, 1, F64, &g).t(), true);
+}
+
+using Inputs = std::vector<Variable>;
+using In = const std::vector<Variable>&;
+
+std::vector<GradcheckCase> build() {
+  std::vector<GradcheckCase> cases;
+  auto add_case = [&](std::string name, std::function<Inputs(Generator&)> make, GradcheckFunction f) {
+    cases.push_back({std::move(name), std::move(make), std::move(f)});
+  };
+
+  // ---- arithmetic ----
+  add_case("add", [](Generator& g) { Shape s{size_in(g, 1, 4), size_in(g, 1, 4)}; return Inputs{normal(g, s), normal(g, s)}; },
+           [](In x) { return x[0] + x[1]; });
+  add_case("add (broadcast [m,1] + [n])",
+           [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 4), 1}), normal(g, {size_in(g, 2, 4)})}; },
+           [](In x) { return x[0] + x[1]; });
+  add_case("sub (broadcast [b,m,n] - [m,n])",
+           [](Generator& g) {
+             const int64_t m = size_in(g, 1, 3), n = size_in(g, 1, 3);
+             return Inputs{normal(g, {2, m, n}), normal(g, {m, n})};
+           },
+           [](In x) { return x[0] - x[1]; });
+  add_case("mul (broadcast [b,1,n] * [m,1])",
+           [](Generator& g) {
+             const int64_t m = size_in(g, 2, 3), n = size_in(g, 2, 3);
+             return Inputs{normal(g, {2, 1, n}), normal(g, {m, 1})};
+           },
+           [](In x) { return x[0] * x[1]; });
+  add_case("mul (input used twice)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
+           [](In x) { return x[0] * x[0]; });
+  add_case("div (broadcast)",
+           [](Generator& g) {
+             const int64_t n = size_in(g, 2, 4);
+             return Inputs{normal(g, {3, n}), away_from_zero(g, {n})};
+           },
+           [](In x) { return x[0] / x[1]; });
+  add_case("neg", [](Generator& g) { return Inputs{normal(g, {size_in(g, 1, 4), 3})}; },
+           [](In x) { return -x[0]; });
+  add_case("scalar ops (x+2, 3x, x/4, 1-x)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
+           [](In x) { return (1.0 - x[0]) * 3.0 + x[0] / 4.0 + 2.0; });
+  add_case("rdiv (2/x)", [](Generator& g) { return Inputs{away_from_zero(g, {size_in(g, 2, 5)})}; },
+           [](In x) { return 2.0 / x[0]; });
+  add_case("pow (x^3)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
+           [](In x) { return pow(x[0], 3); });
+  add_case("pow (x^-1.5)", [](Generator& g) { return Inputs{positive(g, {size_in(g, 2, 5)})}; },
+           [](In x) { return pow(x[0], -1.5); });
+
+  // ---- elementwise functions ----
+  add_case("exp", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 4)})}; },
+           [](In x) { return exp(x[0]); });
+  add_case("exp (non-contiguous leaf)", [](Generator& g) { return Inputs{transposed(g, 3, size_in(g, 2, 4))}; },
+           [](In x) { return exp(x[0]); });
+  add_case("log", [](Generator& g) { return Inputs{positive(g, {size_in(g, 2, 6)})}; },
+           [](In x) { return log(x[0]); });
+  add_case("sqrt", [](Generator& g) { return Inputs{positive(g, {size_in(g, 2, 6)})}; },
+           [](In x) { return sqrt(x[0]); });
+  add_case("tanh", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
+           [](In x) { return tanh(x[0]); });
+  add_case("sigmoid", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
+           [](In x) { return sigmoid(x[0]); });
+  add_case("relu", [](Generator& g) { return Inputs{away_from_zero(g, {size_in(g, 2, 6)})}; },
+           [](In x) { return relu(x[0]); });
+  add_case("gelu", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
+           [](In x) { return gelu(x[0]); });
+  add_case("tanh(x) * sigmoid(x) (two branches)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
+           [](In x) { return tanh(x[0]) * sigmoid(x[0]); });
+
+  // ---- matmul ----
+  add_case("matmul",
+           [](Generator& g) {
+             const int64_t k = size_in(g, 1, 4);
+             return Inputs{normal(g, {size_in(g, 1, 4), k}), normal(g, {k, size_in(g, 1, 4)})};
+           },
+           [](In x) { return matmul(x[0], x[1]); });
+  add_case("matmul (transposed inputs)",
+           [](Generator& g) {
+             const int64_t k = size_in(g, 2, 4);
+             return Inputs{transposed(g, 3, k), normal(g, {size_in(g, 2, 3), k})};
+           },
+           [](In x) { return matmul(x[0], transpose(x[1], 0, 1)); });
+  add_case("matmul (batched)",
+           [](Generator& g) {
+             const int64_t k = size_in(g, 1, 3);
+             return Inputs{normal(g, {2, size_in(g, 1, 3), k}), normal(g, {2, k, size_in(g, 1, 3)})};
+           },
+           [](In x) { return matmul(x[0], x[1]); });
+  add_case("matmul (batch broadcast [2,1,m,k] @ [3,k,n])",
+           [](Generator& g) {
+             const int64_t k = size_in(g, 1, 3);
+             return Inputs{normal(g, {2, 1, 2, k}), normal(g, {3, k, 2})};
+           },
+           [](In x) { return matmul(x[0], x[1]); });
+  add_case("matmul (batched @ 2-D weight)",
+           [](Generator& g) {
+             const int64_t k = size_in(g, 1, 3);
+             return Inputs{normal(g, {2, size_in(g, 1, 3), k}), normal(g, {k, size_in(g, 1, 3)})};
+           },
+           [](In x) { return matmul(x[0], x[1]); });
+
+  // ---- shape ----
+  add_case("reshape", [](Generator& g) { return Inputs{normal(g, {2, 3, size_in(g, 1, 3)})}; },
+           [](In x) { return reshape(x[0], {-1, 2}) * 2.0; });
+  add_case("transpose", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 3), 3})}; },
+           [](In x) { return transpose(x[0], 0, 2) * 2.0; });
+  add_case("permute", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 3), 3})}; },
+           [](In x) { return permute(x[0], {1, 2, 0}) * 2.0; });
+  add_case("slice (step 2, of a transposed view)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 3, 5), 4})}; },
+           [](In x) { return slice(transpose(x[0], 0, 1), 1, 1, 5, 2) * 2.0; });
+  add_case("concat",
+           [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 3)}), normal(g, {2, size_in(g, 1, 3)})}; },
+           [](In x) { return concat({x[0], x[1], x[0]}, 1); });
+  add_case("unsqueeze, squeeze", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 4), 3})}; },
+           [](In x) { return squeeze(unsqueeze(x[0], 1) * 2.0, 1); });
+
+  // ---- reductions ----
+  add_case("sum (all)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 1, 4), 3})}; },
+           [](In x) { return sum(x[0]); });
+  add_case("sum (dims 0 and 2, keepdim)", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 3), 3})}; },
+           [](In x) { return sum(x[0], {0, 2}, true); });
+  add_case("mean (all)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 1, 4), 3})}; },
+           [](In x) { return mean(x[0]); });
+  add_case("mean (dim -1)", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 3), 3})}; },
+           [](In x) { return mean(x[0], {-1}); });
+  add_case("max (dim 1)", [](Generator& g) { return Inputs{distinct(g, {2, size_in(g, 2, 4), 3})}; },
+           [](In x) { return max(x[0], 1); });
+  add_case("max (dim 0, keepdim)", [](Generator& g) { return Inputs{distinct(g, {size_in(g, 2, 4), 3})}; },
+           [](In x) { return max(x[0], 0, true); });
+
+  // ---- softmax and masking ----
+  add_case("softmax (last dim)", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 2, 5)})}; },
+           [](In x) { return softmax(x[0], -1); });
+  add_case("softmax (dim 0)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 4), 3})}; },
+           [](In x) { return softmax(x[0], 0); });
+  add_case("softmax (non-contiguous leaf)", [](Generator& g) { return Inputs{transposed(g, 3, size_in(g, 2, 4))}; },
+           [](In x) { return softmax(x[0], 1); });
+  add_case("log_softmax", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 2, 5)})}; },
+           [](In x) { return log_softmax(x[0], -1); });
+  add_case("masked_fill, then softmax",
+           [](Generator& g) { return Inputs{normal(g, {3, size_in(g, 3, 5)})}; },
+           [](In x) {
+             // Mask the last key of every row: those entries get no gradient.
+             const int64_t n = x[0].shape()[1];
+             const Tensor mask = ge(Tensor::arange(n, DType::Int64), Tensor::scalar(double(n - 1), DType::Int64));
+             return softmax(masked_fill(x[0], mask, -1e6), -1);
+           });
+
+  // ---- neural-network functions ----
+  // Without a padding index: the padding row's gradient is zero by design, not the true derivative (the
+  // test suite checks that separately).
+  add_case("embedding (repeated ids)", [](Generator& g) { return Inputs{normal(g, {5, size_in(g, 1, 3)})}; },
+           [](In x) {
+             const Tensor ids = Tensor::from_vector<int64_t>({0, 3, 3, 1, 4, 0}, {2, 3});
+             return embedding(x[0], ids);
+           });
+  add_case("dropout (p = 0.3, fixed mask)", [](Generator& g) { return Inputs{normal(g, {3, size_in(g, 2, 5)})}; },
+           [](In x) {
+             Generator mask_generator(7);  // the same mask at every evaluation
+             return dropout(x[0], 0.3, /*training=*/true, &mask_generator);
+           });
+  add_case("layer_norm",
+           [](Generator& g) {
+             const int64_t d = size_in(g, 2, 5);
+             return Inputs{normal(g, {3, d}), normal(g, {d}), normal(g, {d})};
+           },
+           [](In x) { return layer_norm(x[0], x[1], x[2]); });
+  add_case("layer_norm (3-D, no affine)", [](Generator& g) { return Inputs{normal(g, {2, 2, size_in(g, 2, 5)})}; },
+           [](In x) { return layer_norm(x[0], Variable(), Variable()); });
+  add_case("cross_entropy", [](Generator& g) { return Inputs{normal(g, {4, size_in(g, 3, 5)})}; },
+           [](In x) { return cross_entropy(x[0], Tensor::from_vector<int64_t>({2, 0, 1, 2}, {4})); });
+  add_case("cross_entropy (ignore_index)", [](Generator& g) { return Inputs{normal(g, {4, size_in(g, 3, 5)})}; },
+           [](In x) {
+             return cross_entropy(x[0], Tensor::from_vector<int64_t>({2, -100, 1, 0}, {4}), {.ignore_index = -100});
+           });
+  add_case("binary_cross_entropy_with_logits",
+           [](Generator& g) {
+             const Shape s{size_in(g, 2, 5)};
+             return Inputs{normal(g, s), Variable(Tensor::uniform(s, 0.1, 0.9, F64, &g), true)};
+           },
+           [](In x) { return binary_cross_entropy_with_logits(x[0], x[1]); });
+  return cases;
+}
+
+}  // namespace
+
+const std::vector<GradcheckCase>& gradcheck_cases() {
+  static const std::vector<GradcheckCase> cases = build();
+  return cases;
+}
+
+std::string shapes_of(const std::vector<Variable>& inputs) {
+  std::string s;
+  for (const Variable& x : inputs) {
+    if (!s.empty()) s += ' ';
+    s += x.shape().str();
+  }
+  return s;
+}
+
+}  // namespace minigrad::checks

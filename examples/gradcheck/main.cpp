@@ -1,0 +1,54 @@
+// minigrad-gradcheck: runs gradcheck (float64, PyTorch's tolerances) over every differentiable op on
+// random shapes and prints a table. Exits with status 1 if any check fails.
+//
+//   minigrad-gradcheck                 # every op, one random draw of shapes each
+//   minigrad-gradcheck --trials 5 --filter matmul --seed 3
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "examples/gradcheck/cases.h"
+
+int main(int argc, char** argv) {
+  using namespace minigrad;
+  CLI::App app{"Check every differentiable op's gradient against finite differences (float64)."};
+  uint64_t seed = 0;
+  int trials = 1;
+  std::string filter;
+  GradcheckOptions options;
+  app.add_option("--seed", seed, "Seed for shapes, values and upstream gradients")->capture_default_str();
+  app.add_option("--trials", trials, "Random draws of shapes per op")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--filter", filter, "Only ops whose name contains this text");
+  app.add_flag("--fast", options.fast_mode, "Compare random projections instead of the full Jacobian");
+  app.add_option("--eps", options.eps, "Finite-difference step")->capture_default_str();
+  app.add_option("--atol", options.atol, "Absolute tolerance")->capture_default_str();
+  app.add_option("--rtol", options.rtol, "Relative tolerance")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  std::printf("gradcheck: float64, eps %g, atol %g, rtol %g, %s, random upstream gradient, seed %llu\n\n",
+              options.eps, options.atol, options.rtol, options.fast_mode ? "fast mode (projections)" : "full Jacobian",
+              static_cast<unsigned long long>(seed));
+  std::printf("%-44s %-24s %12s %12s  %s\n", "op", "input shapes", "max abs err", "max rel err", "result");
+  int checked = 0, failed = 0;
+  for (const checks::GradcheckCase& c : checks::gradcheck_cases()) {
+    if (!filter.empty() && c.name.find(filter) == std::string::npos) continue;
+    for (int trial = 0; trial < trials; ++trial) {
+      Generator generator(seed * 1000003 + static_cast<uint64_t>(trial));
+      const std::vector<Variable> inputs = c.make_inputs(generator);
+      options.seed = seed + static_cast<uint64_t>(trial);
+      const GradcheckResult r = gradcheck(c.f, inputs, options);
+      ++checked;
+      failed += !r.passed;
+      std::printf("%-44s %-24s %12.2e %12.2e  %s\n", c.name.c_str(), checks::shapes_of(inputs).c_str(),
+                  r.max_abs_error, r.max_rel_error, r.passed ? "pass" : "FAIL");
+      if (!r.passed) std::printf("    %s\n", r.report().c_str());
+    }
+  }
+  if (checked == 0) {
+    std::cerr << "no op matches --filter '" << filter << "'\n";
+    return 2;
+  }
+  std::printf("\n%d checks, %d passed, %d failed\n", checked, checked - failed, failed);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages minigrad builds with, if any are missing. Needs root (or sudo) only when
+# something is missing. Extra package names can be passed as arguments.
+set -euo pipefail
+
+# libopenblas-openmp-dev: the OpenMP build of OpenBLAS, which shares minigrad's thread pool (see
+# cmake/minigradDependencies.cmake).
+packages=(g++ make cmake libopenblas-dev libopenblas-openmp-dev libboost-test-dev libcli11-dev "$@")
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "minigrad: installing missing packages: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=()
+elif command -v sudo >/dev/null; then
+  sudo=(sudo)
+else
+  echo "minigrad: these packages are missing and this user cannot install them: ${missing[*]}" >&2
+  echo "          ask an administrator to run: apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

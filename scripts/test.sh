@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs what is missing, then builds and runs every CTest test
+# twice — in Release, and with AddressSanitizer and UndefinedBehaviorSanitizer.
+#
+#   scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+jobs=$(nproc)
+echo "== Release build =="
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DMINIGRAD_WERROR=ON
+cmake --build build/release -j "$jobs"
+ctest --test-dir build/release --output-on-failure -j "$jobs"
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build =="
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINIGRAD_SANITIZE=ON -DMINIGRAD_WERROR=ON \
+  -DMINIGRAD_BUILD_BENCHMARKS=OFF
+cmake --build build/asan -j "$jobs"
+ctest --test-dir build/asan --output-on-failure -j "$jobs"
+echo "== all tests passed, with and without sanitizers =="

@@ -1,0 +1,189 @@
+#include "tensor/elementwise.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "tensor/fast_math.h"
+#include "tensor/map.h"
+
+namespace minigrad {
+
+Shape check_float_pair(std::string_view op, const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) throw ValueError(op, "an operand is undefined");
+  if (!is_floating(a.dtype()) || a.dtype() != b.dtype()) {
+    throw DTypeError(op, "expected two float32 or two float64 tensors, got " + std::string(dtype_name(a.dtype())) +
+                             " and " + std::string(dtype_name(b.dtype())));
+  }
+  return broadcast_shapes(op, a.shape(), b.shape());
+}
+
+namespace {
+
+// A bool tensor of the broadcast shape with out[i] = f(a[i], b[i]); a and b share a dtype.
+template <typename F>
+Tensor compare(std::string_view op, const Tensor& a, const Tensor& b, F f) {
+  if (!a.defined() || !b.defined()) throw ValueError(op, "an operand is undefined");
+  if (a.dtype() != b.dtype()) {
+    throw DTypeError(op, "dtypes " + std::string(dtype_name(a.dtype())) + " and " +
+                             std::string(dtype_name(b.dtype())) + " differ");
+  }
+  const Shape shape = broadcast_shapes(op, a.shape(), b.shape());
+  Tensor out = Tensor::empty(shape, DType::Bool);
+  const auto plan =
+      make_loop_plan<3>(shape, {out.strides(), broadcast_strides(a, shape), broadcast_strides(b, shape)});
+  dispatch_all(a.dtype(), [&]<typename T>() {
+    run_binary(plan, out.data_ptr<bool>(), a.data_ptr<const T>(), b.data_ptr<const T>(),
+               [&](T u, T v) -> bool { return f(u, v); });
+  });
+  return out;
+}
+
+// Compares with a scalar by broadcasting it as a rank-0 tensor of a's dtype.
+template <typename F>
+Tensor compare(std::string_view op, const Tensor& a, double s, F f) {
+  if (!a.defined()) throw ValueError(op, "the tensor is undefined");
+  return compare(op, a, Tensor::scalar(s, a.dtype()), f);
+}
+
+template <typename F>
+Tensor logical(std::string_view op, const Tensor& a, const Tensor& b, F f) {
+  if (a.dtype() != DType::Bool || b.dtype() != DType::Bool) {
+    throw DTypeError(op, "expects bool tensors, got " + std::string(dtype_name(a.dtype())) + " and " +
+                             std::string(dtype_name(b.dtype())));
+  }
+  return compare(op, a, b, f);
+}
+
+void check_defined(std::string_view op, const Tensor& x) {
+  if (!x.defined()) throw ValueError(op, "the tensor is undefined");
+}
+
+}  // namespace
+
+// ---- two tensors ----
+Tensor add(const Tensor& a, const Tensor& b) { return zip_float("add", a, b, [](auto x, auto y) { return x + y; }); }
+Tensor sub(const Tensor& a, const Tensor& b) { return zip_float("sub", a, b, [](auto x, auto y) { return x - y; }); }
+Tensor mul(const Tensor& a, const Tensor& b) { return zip_float("mul", a, b, [](auto x, auto y) { return x * y; }); }
+Tensor div(const Tensor& a, const Tensor& b) { return zip_float("div", a, b, [](auto x, auto y) { return x / y; }); }
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return zip_float("maximum", a, b, [](auto x, auto y) { return x < y ? y : x; });
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return zip_float("minimum", a, b, [](auto x, auto y) { return y < x ? y : x; });
+}
+
+// ---- tensor and scalar: the scalar is converted to the tensor's dtype once, outside the loop ----
+Tensor add(const Tensor& x, double s) {
+  return map_float("add", x, [s](auto v) { return v + decltype(v)(s); });
+}
+Tensor mul(const Tensor& x, double s) {
+  return map_float("mul", x, [s](auto v) { return v * decltype(v)(s); });
+}
+Tensor div(const Tensor& x, double s) {
+  return map_float("div", x, [s](auto v) { return v / decltype(v)(s); });
+}
+Tensor rsub(double s, const Tensor& x) {
+  return map_float("rsub", x, [s](auto v) { return decltype(v)(s) - v; });
+}
+Tensor rdiv(double s, const Tensor& x) {
+  return map_float("rdiv", x, [s](auto v) { return decltype(v)(s) / v; });
+}
+Tensor pow(const Tensor& x, double exponent) {
+  // Squares and square roots are common (variance, norms) and far cheaper than the general pow.
+  if (exponent == 2.0) return map_float("pow", x, [](auto v) { return v * v; });
+  if (exponent == 1.0) return x.clone();
+  if (exponent == 0.5) return map_float("pow", x, [](auto v) { return std::sqrt(v); });
+  return map_float("pow", x, [exponent](auto v) { return std::pow(v, decltype(v)(exponent)); });
+}
+
+// ---- one tensor ----
+Tensor neg(const Tensor& x) { return map_float("neg", x, [](auto v) { return -v; }); }
+Tensor abs(const Tensor& x) { return map_float("abs", x, [](auto v) { return std::abs(v); }); }
+Tensor exp(const Tensor& x) { return map_float("exp", x, [](auto v) { return fast_exp(v); }); }
+Tensor log(const Tensor& x) { return map_float("log", x, [](auto v) { return std::log(v); }); }
+Tensor sqrt(const Tensor& x) {
+  return map_float("sqrt", x, [](auto v) { return std::sqrt(v); });
+}
+Tensor tanh(const Tensor& x) {
+  return map_float("tanh", x, [](auto v) { return std::tanh(v); });
+}
+Tensor sigmoid(const Tensor& x) {
+  return map_float("sigmoid", x, [](auto v) { return stable_sigmoid(v); });
+}
+Tensor relu(const Tensor& x) {
+  return map_float("relu", x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+}
+Tensor gelu(const Tensor& x) {
+  return map_float("gelu", x, [](auto v) {
+    using T = decltype(v);
+    return T(0.5) * v * (T(1) + std::erf(v * T(std::numbers::sqrt2 / 2)));
+  });
+}
+
+// ---- comparisons ----
+Tensor eq(const Tensor& a, const Tensor& b) { return compare("eq", a, b, [](auto x, auto y) { return x == y; }); }
+Tensor ne(const Tensor& a, const Tensor& b) { return compare("ne", a, b, [](auto x, auto y) { return x != y; }); }
+Tensor lt(const Tensor& a, const Tensor& b) { return compare("lt", a, b, [](auto x, auto y) { return x < y; }); }
+Tensor le(const Tensor& a, const Tensor& b) { return compare("le", a, b, [](auto x, auto y) { return x <= y; }); }
+Tensor gt(const Tensor& a, const Tensor& b) { return compare("gt", a, b, [](auto x, auto y) { return x > y; }); }
+Tensor ge(const Tensor& a, const Tensor& b) { return compare("ge", a, b, [](auto x, auto y) { return x >= y; }); }
+Tensor eq(const Tensor& a, double s) { return compare("eq", a, s, [](auto x, auto y) { return x == y; }); }
+Tensor lt(const Tensor& a, double s) { return compare("lt", a, s, [](auto x, auto y) { return x < y; }); }
+Tensor le(const Tensor& a, double s) { return compare("le", a, s, [](auto x, auto y) { return x <= y; }); }
+Tensor gt(const Tensor& a, double s) { return compare("gt", a, s, [](auto x, auto y) { return x > y; }); }
+Tensor ge(const Tensor& a, double s) { return compare("ge", a, s, [](auto x, auto y) { return x >= y; }); }
+
+Tensor logical_not(const Tensor& mask) {
+  check_defined("logical_not", mask);
+  if (mask.dtype() != DType::Bool) {
+    throw DTypeError("logical_not", "expects a bool tensor, got " + std::string(dtype_name(mask.dtype())));
+  }
+  Tensor out = Tensor::empty(mask.shape(), DType::Bool);
+  const auto plan = make_loop_plan<2>(mask.shape(), {out.strides(), mask.strides()});
+  run_unary(plan, out.data_ptr<bool>(), mask.data_ptr<const bool>(), [](bool m) { return !m; });
+  return out;
+}
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return logical("logical_and", a, b, [](bool x, bool y) { return x && y; });
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return logical("logical_or", a, b, [](bool x, bool y) { return x || y; });
+}
+
+// ---- selection ----
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (!cond.defined() || !a.defined() || !b.defined()) throw ValueError("where", "an operand is undefined");
+  if (cond.dtype() != DType::Bool) {
+    throw DTypeError("where", "the condition must be bool, got " + std::string(dtype_name(cond.dtype())));
+  }
+  if (a.dtype() != b.dtype()) {
+    throw DTypeError("where", "dtypes " + std::string(dtype_name(a.dtype())) + " and " +
+                                  std::string(dtype_name(b.dtype())) + " differ");
+  }
+  const Shape shape = broadcast_shapes("where", cond.shape(), broadcast_shapes("where", a.shape(), b.shape()));
+  Tensor out = Tensor::empty(shape, a.dtype());
+  const auto plan = make_loop_plan<4>(shape, {out.strides(), broadcast_strides(cond, shape),
+                                               broadcast_strides(a, shape), broadcast_strides(b, shape)});
+  dispatch_all(a.dtype(), [&]<typename T>() {
+    run_ternary(plan, out.data_ptr<T>(), cond.data_ptr<const bool>(), a.data_ptr<const T>(), b.data_ptr<const T>(),
+                [](bool c, T u, T v) { return c ? u : v; });
+  });
+  return out;
+}
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  check_defined("masked_fill", x);
+  check_defined("masked_fill", mask);
+  if (broadcast_shapes("masked_fill", x.shape(), mask.shape()) != x.shape()) {
+    throw ShapeError("masked_fill", "mask of shape " + mask.shape().str() + " does not broadcast to " +
+                                        x.shape().str());
+  }
+  if (mask.dtype() != DType::Bool) {
+    throw DTypeError("masked_fill", "the mask must be bool, got " + std::string(dtype_name(mask.dtype())));
+  }
+  Tensor out = x.clone();
+  out.masked_fill_(mask, value);
+  return out;
+}
+
+}  // namespace minigrad

@@ -1,0 +1,78 @@
+// Elementwise math on tensors, with NumPy broadcasting for two-operand ops:
+//   [4,3] + [3] -> [4,3],   [2,1,5] * [3,1] -> [2,3,5].
+// Arithmetic takes float32 or float64 operands of one dtype (convert with .to()); comparisons also take
+// int64 and return bool tensors; masks are bool tensors. Every op returns a new contiguous tensor.
+#pragma once
+
+#include "tensor/tensor.h"
+
+namespace minigrad {
+
+// ---- two tensors, broadcast ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+
+// ---- a tensor and a scalar ----
+Tensor add(const Tensor& x, double s);
+Tensor mul(const Tensor& x, double s);
+Tensor div(const Tensor& x, double s);
+// s - x and s / x
+Tensor rsub(double s, const Tensor& x);
+Tensor rdiv(double s, const Tensor& x);
+Tensor pow(const Tensor& x, double exponent);
+
+// ---- one tensor ----
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+// The exact GELU of Hendrycks and Gimpel, x·Φ(x) with Φ the standard normal CDF (PyTorch's default).
+Tensor gelu(const Tensor& x);
+
+// ---- comparisons: bool results ----
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, double s);
+Tensor lt(const Tensor& a, double s);
+Tensor le(const Tensor& a, double s);
+Tensor gt(const Tensor& a, double s);
+Tensor ge(const Tensor& a, double s);
+
+Tensor logical_not(const Tensor& mask);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+
+// ---- selection ----
+// cond ? a : b elementwise; cond is bool; all three broadcast together; a and b share a dtype.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// x with `value` where mask (bool, broadcast to x's shape) is true.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+
+// ---- operators ----
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator+(const Tensor& x, double s) { return add(x, s); }
+inline Tensor operator+(double s, const Tensor& x) { return add(x, s); }
+inline Tensor operator-(const Tensor& x, double s) { return add(x, -s); }
+inline Tensor operator-(double s, const Tensor& x) { return rsub(s, x); }
+inline Tensor operator*(const Tensor& x, double s) { return mul(x, s); }
+inline Tensor operator*(double s, const Tensor& x) { return mul(x, s); }
+inline Tensor operator/(const Tensor& x, double s) { return div(x, s); }
+inline Tensor operator/(double s, const Tensor& x) { return rdiv(s, x); }
+inline Tensor operator-(const Tensor& x) { return neg(x); }
+
+}  // namespace minigrad

@@ -1,0 +1,103 @@
+#include "tensor/index.h"
+
+#include <cstring>
+
+#include "tensor/threads.h"
+
+namespace minigrad {
+
+namespace {
+
+// Validates `index` against dimension `dim` of x and returns it as a contiguous int64 tensor.
+Tensor checked_index(std::string_view op, const Tensor& x, int dim, const Tensor& index) {
+  if (!index.defined()) throw ValueError(op, "the index is undefined");
+  if (index.dtype() != DType::Int64) {
+    throw DTypeError(op, "the index must be int64, got " + std::string(dtype_name(index.dtype())));
+  }
+  if (index.rank() != 1) throw ShapeError(op, "the index must be 1-D, got shape " + index.shape().str());
+  const Tensor c = index.contiguous();
+  const int64_t* p = c.data_ptr<const int64_t>();
+  const int64_t size = x.shape()[dim];
+  for (int64_t i = 0; i < c.numel(); ++i) {
+    if (p[i] < 0 || p[i] >= size) {
+      throw IndexError(op, "index " + std::to_string(p[i]) + " is out of range for dimension " +
+                               std::to_string(dim) + " of size " + std::to_string(size));
+    }
+  }
+  return c;
+}
+
+// x viewed as [outer, size, inner] around `dim`.
+void split_at(const Shape& shape, int dim, int64_t& outer, int64_t& inner) {
+  outer = inner = 1;
+  for (int k = 0; k < dim; ++k) outer *= shape[k];
+  for (int k = dim + 1; k < shape.rank(); ++k) inner *= shape[k];
+}
+
+}  // namespace
+
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  if (!x.defined()) throw ValueError("index_select", "the tensor is undefined");
+  const int d = normalize_dim("index_select", dim, x.rank());
+  const Tensor idx = checked_index("index_select", x, d, index);
+  const Tensor c = x.contiguous();
+  Shape shape = x.shape();
+  shape[d] = idx.numel();
+  Tensor out = Tensor::empty(shape, x.dtype());
+  int64_t outer, inner;
+  split_at(x.shape(), d, outer, inner);
+  const int64_t size = x.shape()[d], count = idx.numel();
+  const size_t row_bytes = static_cast<size_t>(inner) * element_size(x.dtype());
+  const auto* src = static_cast<const char*>(c.storage()->data()) + c.offset() * element_size(x.dtype());
+  auto* dst = static_cast<char*>(out.storage()->data());
+  const int64_t* ids = idx.data_ptr<const int64_t>();
+  // Each output row is a copy of one input row of `inner` elements.
+  parallel_for(outer * count, inner, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t o = r / count, i = r % count;
+      std::memcpy(dst + r * row_bytes, src + (o * size + ids[i]) * row_bytes, row_bytes);
+    }
+  });
+  return out;
+}
+
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
+  if (!x.defined() || !source.defined()) throw ValueError("index_add", "an operand is undefined");
+  const int d = normalize_dim("index_add", dim, x.rank());
+  const Tensor idx = checked_index("index_add", x, d, index);
+  Shape expected = x.shape();
+  expected[d] = idx.numel();
+  if (source.shape() != expected) {
+    throw ShapeError("index_add", "source of shape " + source.shape().str() + " does not match " +
+                                      expected.str() + " (x's shape with the index's length at dim " +
+                                      std::to_string(d) + ")");
+  }
+  if (source.dtype() != x.dtype()) {
+    throw DTypeError("index_add", "dtypes " + std::string(dtype_name(x.dtype())) + " and " +
+                                      std::string(dtype_name(source.dtype())) + " differ");
+  }
+  Tensor out = x.clone();
+  const Tensor src = source.contiguous();
+  int64_t outer, inner;
+  split_at(x.shape(), d, outer, inner);
+  const int64_t size = x.shape()[d], count = idx.numel();
+  const int64_t* ids = idx.data_ptr<const int64_t>();
+  dispatch_float(x.dtype(), "index_add", [&]<typename T>() {
+    T* po = out.data_ptr<T>();
+    const T* ps = src.data_ptr<const T>();
+    // Threads split the outer dimension only: two ids may name the same row, so the rows of one outer
+    // slice are added by one thread, in order, which also keeps the result deterministic.
+    parallel_for(outer, count * inner, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        for (int64_t i = 0; i < count; ++i) {
+          T* row = po + (o * size + ids[i]) * inner;
+          const T* add = ps + (o * count + i) * inner;
+          for (int64_t j = 0; j < inner; ++j) row[j] += add[j];
+        }
+      }
+    });
+  });
+  return out;
+}
+
+}  // namespace minigrad

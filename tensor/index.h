@@ -1,0 +1,19 @@
+// Gathering and scattering along a dimension by an int64 index, as PyTorch's index_select and index_add.
+// An embedding lookup is index_select on the rows of its table; its gradient is index_add into them.
+//
+//   table: [V, D], ids: [N] (int64)  ->  index_select(table, 0, ids): [N, D], row i is table[ids[i]]
+#pragma once
+
+#include "tensor/tensor.h"
+
+namespace minigrad {
+
+// out has x's shape with size index.numel() at `dim`; out[..., i, ...] = x[..., index[i], ...].
+// index is a 1-D int64 tensor; an index outside [0, size) throws IndexError naming it.
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+
+// A copy of x with source[..., i, ...] added to x[..., index[i], ...]; repeated indices add up.
+// source has x's shape with size index.numel() at `dim`.
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
+
+}  // namespace minigrad

@@ -1,0 +1,113 @@
+#include "tensor/matmul.h"
+
+#include <cblas.h>
+
+#include "tensor/threads.h"
+
+namespace minigrad {
+
+namespace {
+
+// How BLAS should read the last two dimensions (rows x cols) of an operand.
+struct BlasOperand {
+  Tensor tensor;  // the operand, or a contiguous copy of it
+  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  int64_t ld = 0;  // BLAS's leading dimension
+};
+
+BlasOperand as_blas_operand(const Tensor& t) {
+  const int r = t.rank();
+  const int64_t rows = t.shape()[r - 2], cols = t.shape()[r - 1];
+  const int64_t row_stride = t.strides()[r - 2], col_stride = t.strides()[r - 1];
+  // Row-major [rows, cols] with rows row_stride apart.
+  if ((col_stride == 1 || cols == 1) && row_stride >= std::max<int64_t>(1, cols)) {
+    return {t, CblasNoTrans, row_stride};
+  }
+  // The transpose of a row-major [cols, rows]: columns col_stride apart.
+  if ((row_stride == 1 || rows == 1) && col_stride >= std::max<int64_t>(1, rows)) {
+    return {t, CblasTrans, col_stride};
+  }
+  const Tensor c = t.contiguous();
+  return {c, CblasNoTrans, std::max<int64_t>(1, cols)};
+}
+
+void gemm(float, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+}
+void gemm(double, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const double* a,
+          int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) throw ValueError("matmul", "an operand is undefined");
+  if (a.rank() < 2 || b.rank() < 2) {
+    throw ShapeError("matmul", "expects operands of rank 2 or more, got shapes " + a.shape().str() + " and " +
+                                   b.shape().str());
+  }
+  if (a.dtype() != b.dtype() || !is_floating(a.dtype())) {
+    throw DTypeError("matmul", "expected two float32 or two float64 tensors, got " +
+                                   std::string(dtype_name(a.dtype())) + " and " + std::string(dtype_name(b.dtype())));
+  }
+  const int64_t m = a.shape()[a.rank() - 2], k = a.shape()[a.rank() - 1];
+  const int64_t k2 = b.shape()[b.rank() - 2], n = b.shape()[b.rank() - 1];
+  if (k != k2) {
+    throw ShapeError("matmul", "shapes " + a.shape().str() + " and " + b.shape().str() + " are not aligned (" +
+                                   std::to_string(k) + " != " + std::to_string(k2) + ")");
+  }
+  const Shape a_batch(std::span<const int64_t>(a.shape().begin(), a.rank() - 2));
+  const Shape b_batch(std::span<const int64_t>(b.shape().begin(), b.rank() - 2));
+  const Shape batch = broadcast_shapes("matmul", a_batch, b_batch);
+  Shape out_shape = batch;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+
+  num_threads();  // make sure OpenBLAS has been given minigrad's thread setting
+  if (m == 0 || n == 0 || k == 0) return Tensor::zeros(out_shape, a.dtype());
+  Tensor out = Tensor::empty(out_shape, a.dtype());
+
+  // [..., M, K] @ [K, N] with a row-contiguous batch of rows is one big [B*M, K] @ [K, N]: the common
+  // case of a Linear layer on a (batch, seq, hidden) input.
+  const BlasOperand B = as_blas_operand(b);
+  if (b.rank() == 2 && a.rank() > 2) {
+    const Tensor rows = a.contiguous().reshape({-1, k});
+    dispatch_float(a.dtype(), "matmul", [&]<typename T>() {
+      gemm(T{}, CblasNoTrans, B.trans, rows.shape()[0], n, k, rows.data_ptr<const T>(), k,
+           B.tensor.data_ptr<const T>(), B.ld, out.data_ptr<T>(), n);
+    });
+    return out;
+  }
+
+  // One gemm per batch element; each operand steps through its own batch strides (0 where broadcast).
+  const BlasOperand A = as_blas_operand(a);
+  const Tensor& at = A.tensor;
+  const Tensor& bt = B.tensor;
+  Shape a_strides = Shape::filled(batch.rank(), 0), b_strides = Shape::filled(batch.rank(), 0);
+  for (int d = 0; d < batch.rank(); ++d) {
+    const int da = d - (batch.rank() - a_batch.rank()), db = d - (batch.rank() - b_batch.rank());
+    if (da >= 0 && a_batch[da] != 1) a_strides[d] = at.strides()[da];
+    if (db >= 0 && b_batch[db] != 1) b_strides[d] = bt.strides()[db];
+  }
+  dispatch_float(a.dtype(), "matmul", [&]<typename T>() {
+    const T* pa = at.data_ptr<const T>();
+    const T* pb = bt.data_ptr<const T>();
+    T* pc = out.data_ptr<T>();
+    const int64_t count = batch.numel();
+    Shape index = Shape::filled(batch.rank(), 0);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t oa = 0, ob = 0;
+      for (int d = 0; d < batch.rank(); ++d) {
+        oa += index[d] * a_strides[d];
+        ob += index[d] * b_strides[d];
+      }
+      gemm(T{}, A.trans, B.trans, m, n, k, pa + oa, A.ld, pb + ob, B.ld, pc + i * m * n, n);
+      for (int d = batch.rank() - 1; d >= 0 && ++index[d] == batch[d]; --d) index[d] = 0;
+    }
+  });
+  return out;
+}
+
+}  // namespace minigrad

@@ -1,0 +1,12 @@
+// Everything the tensor layer offers, in one include.
+#pragma once
+
+#include "tensor/elementwise.h"
+#include "tensor/index.h"
+#include "tensor/map.h"
+#include "tensor/matmul.h"
+#include "tensor/random.h"
+#include "tensor/reduce.h"
+#include "tensor/softmax.h"
+#include "tensor/tensor.h"
+#include "tensor/threads.h"

@@ -1,0 +1,82 @@
+#include "tensor/softmax.h"
+
+#include <cmath>
+#include <limits>
+
+#include "tensor/fast_math.h"
+#include "tensor/threads.h"
+
+namespace minigrad {
+
+namespace {
+
+// One row of n values, `stride` apart (1 when softmax runs along the last dimension).
+template <typename T, bool kLog>
+void softmax_row(const T* x, T* y, int64_t n, int64_t stride) {
+  constexpr T kNegInf = -std::numeric_limits<T>::infinity();
+  T m = kNegInf;
+  if (stride == 1) {
+#pragma omp simd reduction(max : m)
+    for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  } else {
+    for (int64_t i = 0; i < n; ++i) m = x[i * stride] > m ? x[i * stride] : m;
+  }
+  if (m == kNegInf) {  // fully masked: see softmax.h
+    for (int64_t i = 0; i < n; ++i) y[i * stride] = kLog ? kNegInf : T(0);
+    return;
+  }
+  T total = 0;
+  if (stride == 1) {
+    // softmax keeps exp(x - m) in y for the final scaling; log-softmax only needs the sum.
+#pragma omp simd reduction(+ : total)
+    for (int64_t i = 0; i < n; ++i) {
+      const T e = fast_exp_nonpositive(x[i] - m);
+      if constexpr (!kLog) y[i] = e;
+      total += e;
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const T e = fast_exp_nonpositive(x[i * stride] - m);
+      if constexpr (!kLog) y[i * stride] = e;
+      total += e;
+    }
+  }
+  if constexpr (kLog) {
+    const T shift = m + std::log(total);  // log softmax(x) = x - m - log(sum exp(x - m))
+    for (int64_t i = 0; i < n; ++i) y[i * stride] = x[i * stride] - shift;
+  } else {
+    const T scale = T(1) / total;
+    for (int64_t i = 0; i < n; ++i) y[i * stride] *= scale;
+  }
+}
+
+template <bool kLog>
+Tensor softmax_impl(std::string_view op, const Tensor& x, int64_t dim) {
+  if (!x.defined()) throw ValueError(op, "the tensor is undefined");
+  const int d = normalize_dim(op, dim, x.rank());
+  const Tensor c = x.contiguous();
+  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  // [outer, n, inner]: each (outer, inner) pair is one row of n values, inner apart.
+  int64_t outer = 1, inner = 1;
+  for (int k = 0; k < d; ++k) outer *= x.shape()[k];
+  for (int k = d + 1; k < x.rank(); ++k) inner *= x.shape()[k];
+  const int64_t n = x.shape()[d];
+  dispatch_float(x.dtype(), op, [&]<typename T>() {
+    const T* px = c.data_ptr<const T>();
+    T* py = out.data_ptr<T>();
+    parallel_for(outer * inner, n, [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t start = (row / inner) * n * inner + row % inner;
+        softmax_row<T, kLog>(px + start, py + start, n, inner);
+      }
+    });
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t dim) { return softmax_impl<false>("softmax", x, dim); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_impl<true>("log_softmax", x, dim); }
+
+}  // namespace minigrad

@@ -1,0 +1,17 @@
+// Softmax and log-softmax along one dimension, computed stably: the row maximum is subtracted before
+// exponentiating, so logits of ±1e4 give exact 0s and 1s instead of inf/inf = NaN.
+//
+// A row whose entries are all -inf (a fully masked row) has no maximum to subtract. minigrad defines
+// its softmax as all zeros (the row attends to nothing) and its log-softmax as all -inf (log 0), never
+// NaN. Masking with a large finite negative number instead, as the d2l book does with -1e6, gives a
+// uniform row, which is also finite.
+#pragma once
+
+#include "tensor/tensor.h"
+
+namespace minigrad {
+
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+
+}  // namespace minigrad

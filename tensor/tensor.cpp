@@ -1,0 +1,502 @@
+#include "tensor/tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "tensor/map.h"
+
+namespace minigrad {
+
+// ---------------------------------------------------------------------------------------------------
+// construction
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, const Shape& shape, const Shape& strides, int64_t offset,
+               DType dtype)
+    : storage_(std::move(storage)), shape_(shape), strides_(strides), offset_(offset), dtype_(dtype) {}
+
+Tensor Tensor::with_layout(const Shape& shape, const Shape& strides, int64_t offset) const {
+  return Tensor(storage_, shape, strides, offset, dtype_);
+}
+
+void Tensor::check_defined(std::string_view op) const {
+  if (!defined()) throw ValueError(op, "the tensor is undefined (default-constructed, or a missing gradient)");
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) {
+  for (int64_t size : shape) {
+    if (size < 0) throw ShapeError("empty", "negative size in shape " + shape.str());
+  }
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(shape.numel()) * element_size(dtype));
+  return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype) {
+  Tensor out = empty(shape, dtype);
+  // All-zero bytes are 0 for every dtype, including IEEE 0.0.
+  std::memset(out.storage_->data(), 0, out.storage_->nbytes());
+  return out;
+}
+
+Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
+  Tensor out = empty(shape, dtype);
+  out.fill_(value);
+  return out;
+}
+
+Tensor Tensor::scalar(double value, DType dtype) { return full(Shape{}, value, dtype); }
+
+Tensor Tensor::arange(double start, double end, double step, DType dtype) {
+  if (step == 0 || !std::isfinite(step) || !std::isfinite(start) || !std::isfinite(end)) {
+    throw ValueError("arange", "start, end and step must be finite and step non-zero");
+  }
+  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((end - start) / step)));
+  Tensor out = empty({n}, dtype);
+  dispatch_numeric(dtype, "arange", [&]<typename T>() {
+    T* p = out.data_ptr<T>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + static_cast<double>(i) * step);
+  });
+  return out;
+}
+
+Tensor Tensor::from_values(std::span<const double> values, const Shape& shape, DType dtype) {
+  if (static_cast<int64_t>(values.size()) != shape.numel()) {
+    throw ShapeError("from_values", std::to_string(values.size()) + " values do not fill shape " + shape.str());
+  }
+  Tensor out = empty(shape, dtype);
+  dispatch_all(dtype, [&]<typename T>() {
+    T* p = out.data_ptr<T>();
+    for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
+  });
+  return out;
+}
+
+Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype, Generator* generator) {
+  if (!(low <= high)) throw ValueError("uniform", "low must not exceed high");
+  Generator& g = generator ? *generator : default_generator();
+  Tensor out = empty(shape, dtype);
+  dispatch_float(dtype, "uniform", [&]<typename T>() {
+    T* p = out.data_ptr<T>();
+    for (int64_t i = 0; i < out.numel(); ++i) p[i] = static_cast<T>(low + (high - low) * g.next_double());
+  });
+  return out;
+}
+
+Tensor Tensor::normal(const Shape& shape, double mean, double stddev, DType dtype, Generator* generator) {
+  if (!(stddev >= 0)) throw ValueError("normal", "stddev must be non-negative");
+  Generator& g = generator ? *generator : default_generator();
+  Tensor out = empty(shape, dtype);
+  dispatch_float(dtype, "normal", [&]<typename T>() {
+    T* p = out.data_ptr<T>();
+    for (int64_t i = 0; i < out.numel(); ++i) p[i] = static_cast<T>(mean + stddev * g.next_normal());
+  });
+  return out;
+}
+
+Tensor Tensor::bernoulli(const Shape& shape, double p, Generator* generator) {
+  if (!(p >= 0 && p <= 1)) throw ValueError("bernoulli", "p must be in [0, 1], got " + std::to_string(p));
+  Generator& g = generator ? *generator : default_generator();
+  Tensor out = empty(shape, DType::Bool);
+  bool* q = out.data_ptr<bool>();
+  for (int64_t i = 0; i < out.numel(); ++i) q[i] = g.next_double() < p;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// inspection
+
+int64_t Tensor::size(int64_t dim) const { return shape_[normalize_dim("size", dim, rank())]; }
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int d = rank() - 1; d >= 0; --d) {
+    if (shape_[d] == 1) continue;  // the stride of a size-1 dimension is never used
+    if (strides_[d] != expected) return false;
+    expected *= shape_[d];
+  }
+  return true;
+}
+
+uint64_t Tensor::version() const {
+  check_defined("version");
+  return storage_->version();
+}
+
+void Tensor::bump_version() const {
+  check_defined("bump_version");
+  storage_->bump_version();
+}
+
+double Tensor::item() const {
+  check_defined("item");
+  if (numel() != 1) {
+    throw ValueError("item", "a tensor of shape " + shape_.str() + " has " + std::to_string(numel()) +
+                                 " elements, not 1");
+  }
+  return dispatch_all(dtype_, [&]<typename T>() { return static_cast<double>(*data_ptr<T>()); });
+}
+
+double Tensor::at(std::initializer_list<int64_t> index) const {
+  check_defined("at");
+  if (static_cast<int>(index.size()) != rank()) {
+    throw IndexError("at", std::to_string(index.size()) + " indices for a tensor of shape " + shape_.str());
+  }
+  int64_t offset = 0;
+  int d = 0;
+  for (int64_t i : index) {
+    if (i < 0 || i >= shape_[d]) {
+      throw IndexError("at", "index " + std::to_string(i) + " is out of range for dimension " + std::to_string(d) +
+                                 " of shape " + shape_.str());
+    }
+    offset += i * strides_[d++];
+  }
+  return dispatch_all(dtype_, [&]<typename T>() { return static_cast<double>(data_ptr<T>()[offset]); });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// views
+
+namespace {
+
+// Replaces a single -1 in `shape` by the size that makes it hold `numel` elements.
+Shape infer_shape(std::string_view op, const Shape& from, Shape shape) {
+  int inferred = -1;
+  int64_t known = 1;
+  for (int d = 0; d < shape.rank(); ++d) {
+    if (shape[d] == -1) {
+      if (inferred >= 0) throw ShapeError(op, "only one dimension can be -1, got " + shape.str());
+      inferred = d;
+    } else if (shape[d] < 0) {
+      throw ShapeError(op, "invalid size in shape " + shape.str());
+    } else {
+      known *= shape[d];
+    }
+  }
+  const int64_t numel = from.numel();
+  if (inferred >= 0) {
+    if (known == 0 || numel % known != 0) {
+      throw ShapeError(op, "shape " + shape.str() + " is invalid for input of shape " + from.str());
+    }
+    shape[inferred] = numel / known;
+  }
+  if (shape.numel() != numel) {
+    throw ShapeError(op, "shape " + shape.str() + " is invalid for input of shape " + from.str() + " (" +
+                             std::to_string(shape.numel()) + " != " + std::to_string(numel) + " elements)");
+  }
+  return shape;
+}
+
+// Strides that let a tensor of (shape, strides) be read as `target` without copying, if any exist.
+// The old dimensions are split into chunks that are contiguous among themselves; each chunk must be
+// re-cut into whole target dimensions. This is PyTorch's computeStride.
+std::optional<Shape> view_strides(const Shape& shape, const Shape& strides, const Shape& target) {
+  if (shape.numel() == 0) return contiguous_strides(target);
+  Shape out = Shape::filled(target.rank(), 1);
+  int view_d = target.rank() - 1;
+  int64_t chunk_base_stride = shape.rank() ? strides.back() : 1;
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int d = shape.rank() - 1; d >= 0; --d) {
+    tensor_numel *= shape[d];
+    const bool chunk_ends = d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base_stride);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < tensor_numel || target[view_d] == 1)) {
+      out[view_d] = view_numel * chunk_base_stride;
+      view_numel *= target[view_d];
+      --view_d;
+    }
+    if (view_numel != tensor_numel) return std::nullopt;
+    if (d > 0) {
+      chunk_base_stride = strides[d - 1];
+      tensor_numel = view_numel = 1;
+    }
+  }
+  // Leftover target dimensions can only be 1s (e.g. viewing a scalar as [1,1]).
+  for (; view_d >= 0; --view_d) {
+    if (target[view_d] != 1) return std::nullopt;
+    out[view_d] = 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor Tensor::view(const Shape& shape) const {
+  check_defined("view");
+  const Shape target = infer_shape("view", shape_, shape);
+  if (is_contiguous()) return with_layout(target, contiguous_strides(target), offset_);
+  auto strides = view_strides(shape_, strides_, target);
+  if (!strides) {
+    throw ShapeError("view", "a tensor of shape " + shape_.str() + " with strides " + strides_.str() +
+                                 " cannot be viewed as " + target.str() + " without a copy; use reshape()");
+  }
+  return with_layout(target, *strides, offset_);
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  check_defined("reshape");
+  const Shape target = infer_shape("reshape", shape_, shape);
+  if (is_contiguous()) return with_layout(target, contiguous_strides(target), offset_);
+  if (auto strides = view_strides(shape_, strides_, target)) return with_layout(target, *strides, offset_);
+  return contiguous().view(target);
+}
+
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  check_defined("transpose");
+  const int a = normalize_dim("transpose", dim0, rank()), b = normalize_dim("transpose", dim1, rank());
+  Shape shape = shape_, strides = strides_;
+  std::swap(shape[a], shape[b]);
+  std::swap(strides[a], strides[b]);
+  return with_layout(shape, strides, offset_);
+}
+
+Tensor Tensor::t() const {
+  if (rank() != 2) throw ShapeError("t", "expects a 2-D tensor, got shape " + shape_.str());
+  return transpose(0, 1);
+}
+
+Tensor Tensor::permute(const Shape& dims) const {
+  check_defined("permute");
+  if (dims.rank() != rank()) {
+    throw ShapeError("permute", "dims " + dims.str() + " do not match a tensor of shape " + shape_.str());
+  }
+  Shape shape = shape_, strides = strides_;
+  std::array<bool, Shape::kMaxRank> seen{};
+  for (int i = 0; i < rank(); ++i) {
+    const int d = normalize_dim("permute", dims[i], rank());
+    if (seen[d]) throw ShapeError("permute", "dims " + dims.str() + " repeat dimension " + std::to_string(d));
+    seen[d] = true;
+    shape[i] = shape_[d];
+    strides[i] = strides_[d];
+  }
+  return with_layout(shape, strides, offset_);
+}
+
+Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) const {
+  check_defined("slice");
+  const int d = normalize_dim("slice", dim, rank());
+  if (step <= 0) throw ValueError("slice", "step must be positive, got " + std::to_string(step));
+  const int64_t size = shape_[d];
+  // Python's rules: negative bounds count from the end, then both are clamped into [0, size].
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  Shape shape = shape_, strides = strides_;
+  shape[d] = (end - start + step - 1) / step;
+  strides[d] = strides_[d] * step;
+  return with_layout(shape, strides, offset_ + start * strides_[d]);
+}
+
+Tensor Tensor::select(int64_t dim, int64_t index) const {
+  check_defined("select");
+  const int d = normalize_dim("select", dim, rank());
+  if (index < -shape_[d] || index >= shape_[d]) {
+    throw IndexError("select", "index " + std::to_string(index) + " is out of range for dimension " +
+                                   std::to_string(d) + " of shape " + shape_.str());
+  }
+  if (index < 0) index += shape_[d];
+  Shape shape = shape_, strides = strides_;
+  shape.erase(d);
+  strides.erase(d);
+  return with_layout(shape, strides, offset_ + index * strides_[d]);
+}
+
+Tensor Tensor::unsqueeze(int64_t dim) const {
+  check_defined("unsqueeze");
+  const int d = normalize_dim("unsqueeze", dim, rank() + 1);
+  Shape shape = shape_, strides = strides_;
+  // The new dimension's stride is never stepped; any value works, this one keeps is_contiguous simple.
+  shape.insert(d, 1);
+  strides.insert(d, d < rank() ? strides_[d] * shape_[d] : 1);
+  return with_layout(shape, strides, offset_);
+}
+
+Tensor Tensor::squeeze(int64_t dim) const {
+  check_defined("squeeze");
+  const int d = normalize_dim("squeeze", dim, rank());
+  if (shape_[d] != 1) {
+    throw ShapeError("squeeze", "dimension " + std::to_string(d) + " of shape " + shape_.str() + " is not 1");
+  }
+  Shape shape = shape_, strides = strides_;
+  shape.erase(d);
+  strides.erase(d);
+  return with_layout(shape, strides, offset_);
+}
+
+Tensor Tensor::expand(const Shape& target) const {
+  check_defined("expand");
+  if (target.rank() < rank()) {
+    throw ShapeError("expand", "cannot expand shape " + shape_.str() + " to fewer dimensions " + target.str());
+  }
+  Shape shape = target, strides = Shape::filled(target.rank(), 0);
+  const int lead = target.rank() - rank();
+  for (int d = 0; d < target.rank(); ++d) {
+    if (d < lead) {
+      if (target[d] < 0) throw ShapeError("expand", "-1 is not allowed for new leading dimensions");
+      continue;
+    }
+    const int64_t have = shape_[d - lead];
+    if (target[d] == -1 || target[d] == have) {
+      shape[d] = have;
+      strides[d] = strides_[d - lead];
+    } else if (have != 1) {
+      throw ShapeError("expand", "cannot expand shape " + shape_.str() + " to " + target.str());
+    }
+  }
+  return with_layout(shape, strides, offset_);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// copies
+
+Tensor Tensor::contiguous() const {
+  check_defined("contiguous");
+  return is_contiguous() ? *this : clone();
+}
+
+Tensor Tensor::clone() const {
+  check_defined("clone");
+  Tensor out = empty(shape_, dtype_);
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::to(DType dtype) const {
+  check_defined("to");
+  if (dtype == dtype_) return *this;
+  Tensor out = empty(shape_, dtype);
+  out.copy_(*this);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// in place
+
+namespace {
+void check_broadcasts_to(std::string_view op, const Tensor& src, const Shape& dst) {
+  if (broadcast_shapes(op, src.shape(), dst) != dst) {
+    throw ShapeError(op, "shape " + src.shape().str() + " does not broadcast to " + dst.str());
+  }
+}
+}  // namespace
+
+const Tensor& Tensor::fill_(double value) const {
+  check_defined("fill_");
+  dispatch_all(dtype_, [&]<typename T>() {
+    const T v = static_cast<T>(value);
+    const auto plan = make_loop_plan<1>(shape_, {strides_});
+    T* p = data_ptr<T>();
+    const int64_t s = plan.strides[0].back();
+    for_each_run(plan, [&](int64_t n, const std::array<int64_t, 1>& off) {
+      for (int64_t i = 0; i < n; ++i) p[off[0] + i * s] = v;
+    });
+  });
+  bump_version();
+  return *this;
+}
+
+const Tensor& Tensor::copy_(const Tensor& src) const {
+  check_defined("copy_");
+  src.check_defined("copy_");
+  check_broadcasts_to("copy_", src, shape_);
+  const auto plan = make_loop_plan<2>(shape_, {strides_, broadcast_strides(src, shape_)});
+  dispatch_all(dtype_, [&]<typename D>() {
+    dispatch_all(src.dtype(), [&]<typename S>() {
+      run_unary(plan, data_ptr<D>(), src.data_ptr<const S>(), [](S v) { return static_cast<D>(v); });
+    });
+  });
+  bump_version();
+  return *this;
+}
+
+const Tensor& Tensor::add_(const Tensor& other, double alpha) const {
+  check_defined("add_");
+  check_float_pair("add_", *this, other);
+  check_broadcasts_to("add_", other, shape_);
+  dispatch_float(dtype_, "add_", [&]<typename T>() {
+    const T a = static_cast<T>(alpha);
+    const auto plan = make_loop_plan<3>(shape_, {strides_, strides_, broadcast_strides(other, shape_)});
+    run_binary(plan, data_ptr<T>(), data_ptr<const T>(), other.data_ptr<const T>(),
+               [a](T x, T y) { return x + a * y; });
+  });
+  bump_version();
+  return *this;
+}
+
+const Tensor& Tensor::mul_(double factor) const {
+  check_defined("mul_");
+  dispatch_float(dtype_, "mul_", [&]<typename T>() {
+    const T f = static_cast<T>(factor);
+    const auto plan = make_loop_plan<2>(shape_, {strides_, strides_});
+    run_unary(plan, data_ptr<T>(), data_ptr<const T>(), [f](T x) { return x * f; });
+  });
+  bump_version();
+  return *this;
+}
+
+const Tensor& Tensor::mul_(const Tensor& other) const {
+  check_defined("mul_");
+  check_float_pair("mul_", *this, other);
+  check_broadcasts_to("mul_", other, shape_);
+  dispatch_float(dtype_, "mul_", [&]<typename T>() {
+    const auto plan = make_loop_plan<3>(shape_, {strides_, strides_, broadcast_strides(other, shape_)});
+    run_binary(plan, data_ptr<T>(), data_ptr<const T>(), other.data_ptr<const T>(),
+               [](T x, T y) { return x * y; });
+  });
+  bump_version();
+  return *this;
+}
+
+const Tensor& Tensor::masked_fill_(const Tensor& mask, double value) const {
+  check_defined("masked_fill_");
+  if (mask.dtype() != DType::Bool) {
+    throw DTypeError("masked_fill_", "the mask must be bool, got " + std::string(dtype_name(mask.dtype())));
+  }
+  check_broadcasts_to("masked_fill_", mask, shape_);
+  dispatch_all(dtype_, [&]<typename T>() {
+    const T v = static_cast<T>(value);
+    const auto plan = make_loop_plan<3>(shape_, {strides_, strides_, broadcast_strides(mask, shape_)});
+    run_binary(plan, data_ptr<T>(), data_ptr<const T>(), mask.data_ptr<const bool>(),
+               [v](T x, bool m) { return m ? v : x; });
+  });
+  bump_version();
+  return *this;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// concat
+
+Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (tensors.empty()) throw ValueError("concat", "needs at least one tensor");
+  const Tensor& first = tensors.front();
+  if (!first.defined()) throw ValueError("concat", "tensor 0 is undefined");
+  const int d = normalize_dim("concat", dim, first.rank());
+  Shape shape = first.shape();
+  shape[d] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (!t.defined()) throw ValueError("concat", "tensor " + std::to_string(i) + " is undefined");
+    if (t.dtype() != first.dtype()) {
+      throw DTypeError("concat", "tensor " + std::to_string(i) + " is " + std::string(dtype_name(t.dtype())) +
+                                     ", tensor 0 is " + std::string(dtype_name(first.dtype())));
+    }
+    bool fits = t.rank() == first.rank();
+    for (int k = 0; fits && k < t.rank(); ++k) fits = k == d || t.shape()[k] == first.shape()[k];
+    if (!fits) {
+      throw ShapeError("concat", "shapes " + first.shape().str() + " and " + t.shape().str() +
+                                     " differ outside dimension " + std::to_string(d));
+    }
+    shape[d] += t.shape()[d];
+  }
+  Tensor out = Tensor::empty(shape, first.dtype());
+  int64_t at = 0;
+  for (const Tensor& t : tensors) {
+    out.slice(d, at, at + t.shape()[d]).copy_(t);
+    at += t.shape()[d];
+  }
+  return out;
+}
+
+}  // namespace minigrad

@@ -1,0 +1,65 @@
+#include "test_helpers.h"
+
+using namespace minigrad;
+using namespace minigrad::testing;
+
+BOOST_AUTO_TEST_SUITE(random_and_threads)
+
+BOOST_AUTO_TEST_CASE(same_seed_same_numbers) {
+  Generator a(42), b(42), c(43);
+  const Tensor x = Tensor::normal({100}, 0, 1, DType::Float32, &a);
+  const Tensor y = Tensor::normal({100}, 0, 1, DType::Float32, &b);
+  const Tensor z = Tensor::normal({100}, 0, 1, DType::Float32, &c);
+  BOOST_TEST(x.to_vector() == y.to_vector());
+  BOOST_TEST(x.to_vector() != z.to_vector());
+  manual_seed(5);
+  const Tensor u1 = Tensor::uniform({10});
+  manual_seed(5);
+  BOOST_TEST(Tensor::uniform({10}).to_vector() == u1.to_vector());
+}
+
+BOOST_AUTO_TEST_CASE(saving_the_state_replays_the_sequence) {
+  Generator g(9);
+  g.next_u64();
+  const Generator::State saved = g.state();
+  const uint64_t first = g.next_u64(), second = g.next_u64();
+  g.set_state(saved);
+  BOOST_TEST(g.next_u64() == first);
+  BOOST_TEST(g.next_u64() == second);
+}
+
+BOOST_AUTO_TEST_CASE(distributions_have_the_right_moments) {
+  Generator g(3);
+  const Tensor n = Tensor::normal({200000}, 2.0, 3.0, DType::Float64, &g);
+  const double m = mean(n).item();
+  const double var = mean(pow(n - m, 2)).item();
+  BOOST_TEST(std::abs(m - 2.0) < 0.03);
+  BOOST_TEST(std::abs(std::sqrt(var) - 3.0) < 0.03);
+  const Tensor u = Tensor::uniform({200000}, -1, 3, DType::Float64, &g);
+  BOOST_TEST(max(u).item() < 3);
+  BOOST_TEST(-max(-u).item() >= -1);
+  BOOST_TEST(std::abs(mean(u).item() - 1.0) < 0.02);
+  const Tensor keep = Tensor::bernoulli({200000}, 0.3, &g);
+  BOOST_TEST(std::abs(mean(keep.to(DType::Float64)).item() - 0.3) < 0.005);
+  for (int i = 0; i < 1000; ++i) BOOST_REQUIRE(g.next_below(7) < 7);
+  expect_error<ValueError>([&] { Tensor::bernoulli({2}, 1.5, &g); }, "bernoulli: p must be in [0, 1], got 1.500000");
+}
+
+BOOST_AUTO_TEST_CASE(the_thread_setting_changes_nothing_but_speed) {
+  const int before = num_threads();
+  Generator g(4);
+  const Tensor x = Tensor::normal({512, 512}, 0, 1, DType::Float64, &g);
+  const Tensor w = Tensor::normal({512, 256}, 0, 1, DType::Float64, &g);
+  set_num_threads(1);
+  BOOST_TEST(num_threads() == 1);
+  const std::vector<double> one_exp = exp(x).to_vector(), one_mm = matmul(x, w).to_vector();
+  const std::vector<double> one_sm = softmax(x, 1).to_vector();
+  set_num_threads(2);
+  BOOST_TEST(num_threads() == 2);
+  BOOST_TEST(exp(x).to_vector() == one_exp);  // elementwise: bit-identical
+  BOOST_TEST(softmax(x, 1).to_vector() == one_sm);  // row-wise: bit-identical
+  expect_close(matmul(x, w), one_mm, 1e-9);  // BLAS may sum in another order
+  set_num_threads(before);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,46 @@
+// Helpers shared by the test files.
+#pragma once
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "minigrad.h"
+
+namespace minigrad::testing {
+
+// Runs f and checks that it throws an E whose message is exactly `message` (or, with `whole = false`,
+// contains it).
+template <typename E, typename F>
+void expect_error(F&& f, const std::string& message, bool whole = true) {
+  try {
+    f();
+    BOOST_ERROR("expected an exception: " << message);
+  } catch (const E& e) {
+    const std::string what = e.what();
+    BOOST_TEST((whole ? what == message : what.find(message) != std::string::npos),
+               "message was: " << what << "\nexpected " << (whole ? "" : "it to contain: ") << message);
+  } catch (const std::exception& e) {
+    BOOST_ERROR("wrong exception type; message: " << e.what() << "; expected: " << message);
+  }
+}
+
+template <typename E, typename F>
+void expect_error_containing(F&& f, const std::string& part) {
+  expect_error<E>(std::forward<F>(f), part, /*whole=*/false);
+}
+
+// Elementwise |actual - expected| <= tol, with a message naming the first mismatch.
+inline void expect_close(const Tensor& actual, const std::vector<double>& expected, double tol = 1e-6) {
+  const std::vector<double> got = actual.to_vector<double>();
+  BOOST_REQUIRE_EQUAL(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    BOOST_TEST(std::abs(got[i] - expected[i]) <= tol, "element " << i << ": " << got[i] << " vs " << expected[i]);
+  }
+}
+
+inline void expect_equal(const Tensor& actual, const std::vector<double>& expected) { expect_close(actual, expected, 0); }
+
+}  // namespace minigrad::testing
