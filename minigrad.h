@@ -1,4 +1,4 @@
-// minigrad in one include: tensors, autograd, gradcheck.
+// minigrad in one include: tensors, autograd, gradcheck, nn, optim.
 //
 //   #include <minigrad/minigrad.h>
 //   using namespace minigrad;
@@ -8,4 +8,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/graphviz.h"
 #include "autograd/variable.h"
+#include "nn/nn.h"
+#include "optim/optim.h"
 #include "tensor/ops.h"
+#include "tensor/safetensors.h"

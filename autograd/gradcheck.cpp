@@ -48,8 +48,13 @@ class Checker {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Variable& x = inputs[i];
       if (!x.defined()) throw ValueError("gradcheck", "input " + std::to_string(i) + " is undefined");
-      leaves_.emplace_back(x.data(), x.requires_grad());
+      leaves_.push_back(x);
+      saved_grads_.push_back(x.is_leaf() ? x.grad() : Tensor());
       if (!x.requires_grad()) continue;
+      if (!x.is_leaf()) {
+        throw ValueError("gradcheck", "input " + std::to_string(i) + " was computed by " + x.grad_fn()->op +
+                                          "; pass leaves (detach() it)");
+      }
       if (x.dtype() != DType::Float64) {
         throw DTypeError("gradcheck", "input " + std::to_string(i) + " is " + std::string(dtype_name(x.dtype())) +
                                           "; finite differences need float64 inputs");
@@ -64,6 +69,13 @@ class Checker {
       offsets_.push_back(element_offsets(x.data()));
     }
     if (differentiable_.empty()) throw ValueError("gradcheck", "no input requires grad");
+  }
+
+  // The inputs' gradients as the caller left them.
+  ~Checker() {
+    for (size_t i = 0; i < leaves_.size(); ++i) {
+      if (leaves_[i].is_leaf()) leaves_[i].set_grad(saved_grads_[i]);
+    }
   }
 
   GradcheckResult run() {
@@ -125,7 +137,7 @@ class Checker {
     const double scale = std::max(std::abs(analytic), std::abs(numeric));
     ++result_.comparisons;
     result_.max_abs_error = std::max(result_.max_abs_error, diff);
-    result_.max_rel_error = std::max(result_.max_rel_error, scale > 0 ? diff / scale : 0.0);
+    if (scale > options_.atol) result_.max_rel_error = std::max(result_.max_rel_error, diff / scale);
     if (!(ratio <= 1)) result_.passed = false;  // also catches NaN
     if (!(ratio <= result_.worst_ratio) || result_.worst_where.empty()) {
       result_.worst_ratio = ratio;
@@ -197,6 +209,7 @@ class Checker {
   const GradcheckFunction& f_;
   const GradcheckOptions& options_;
   std::vector<Variable> leaves_;
+  std::vector<Tensor> saved_grads_;  // restored when the check ends
   std::vector<size_t> differentiable_;            // indices of the inputs that require grad
   std::vector<std::vector<int64_t>> offsets_;     // per differentiable input: its elements' offsets
   Variable output_;

@@ -37,7 +37,9 @@ struct GradcheckResult {
   bool passed = true;
   int64_t comparisons = 0;
   double max_abs_error = 0;  // max |analytic - numeric|
-  double max_rel_error = 0;  // max |analytic - numeric| / max(|analytic|, |numeric|)
+  // max |analytic - numeric| / max(|analytic|, |numeric|) over the entries larger than atol (below it a
+  // relative error says nothing: 1e-13 against 0 is "100%")
+  double max_rel_error = 0;
   // The comparison closest to failing (or the worst failure): where, and both values.
   std::string worst_where;
   double worst_analytic = 0, worst_numeric = 0;
@@ -49,10 +51,12 @@ struct GradcheckResult {
 
 using GradcheckFunction = std::function<Variable(const std::vector<Variable>&)>;
 
-// Checks the gradients of f with respect to every input that requires grad. Those inputs must be
-// float64 and must not overlap themselves in memory (no expand()ed inputs). The caller's Variables keep
-// their .grad: gradcheck differentiates fresh leaves that share their data, and restores every value it
-// perturbs.
+// Checks the gradients of f with respect to every input that requires grad. Those inputs must be float64
+// leaves that do not overlap themselves in memory (no expand()ed inputs). f may use them through other
+// handles too, so a layer's parameters can be checked through the layer:
+//   gradcheck([&](const std::vector<Variable>& in) { return linear.forward(in[0]); },
+//             {x, linear.weight, linear.bias});
+// gradcheck restores every value it perturbs and every input's .grad.
 GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
                           const GradcheckOptions& options = {});
 

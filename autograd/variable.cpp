@@ -22,6 +22,18 @@ const Tensor& Variable::data() const {
   return impl_->data;
 }
 
+void Variable::set_data(Tensor data) const {
+  check_defined("set_data");
+  if (!is_leaf()) throw ValueError("set_data", "only a leaf's value can be replaced");
+  if (!data.defined()) throw ValueError("set_data", "cannot set an undefined tensor");
+  if (impl_->requires_grad && !is_floating(data.dtype())) {
+    throw DTypeError("set_data", "a value that requires grad must be float, got " +
+                                     std::string(dtype_name(data.dtype())));
+  }
+  impl_->data = std::move(data);
+  impl_->grad = Tensor();
+}
+
 const Tensor& Variable::grad() const {
   check_defined("grad");
   return impl_->grad;

@@ -48,6 +48,9 @@ class Variable {
 
   bool defined() const { return impl_ != nullptr; }
   const Tensor& data() const;
+  // Replaces a leaf's value (every handle on this Variable sees it), e.g. to change a parameter's dtype.
+  // Its gradient is dropped.
+  void set_data(Tensor data) const;
   // The gradient accumulated by backward() calls since the last zero_grad(); undefined before any.
   const Tensor& grad() const;
   // Replaces the gradient (optimizers and tests; leaves only).

@@ -43,3 +43,9 @@ if(NOT OpenMP_CXX_FOUND)
   message(FATAL_ERROR
     "minigrad needs OpenMP. It comes with g++; with clang on Debian: apt-get install libomp-dev")
 endif()
+
+# nlohmann-json reads and writes safetensors headers (Debian: nlohmann-json3-dev).
+find_package(nlohmann_json 3 CONFIG QUIET)
+if(NOT nlohmann_json_FOUND)
+  message(FATAL_ERROR "minigrad needs nlohmann-json for safetensors files: apt-get install nlohmann-json3-dev")
+endif()

@@ -185,6 +185,11 @@ Tensor max(const Tensor& x) {
   return max(x.reshape({-1}), 0, false);
 }
 
+Tensor argmax(const Tensor& x) {
+  if (!x.defined()) throw ValueError("argmax", "the tensor is undefined");
+  return argmax(x.reshape({-1}), 0, false);
+}
+
 Tensor sum_to(const Tensor& x, const Shape& shape) {
   if (!x.defined()) throw ValueError("sum_to", "the tensor is undefined");
   if (x.shape() == shape) return x;

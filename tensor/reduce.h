@@ -19,6 +19,8 @@ Tensor mean(const Tensor& x);
 Tensor max(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor max(const Tensor& x);
+// The row-major index of the largest element of the whole tensor (as torch.argmax without a dim).
+Tensor argmax(const Tensor& x);
 
 // Sums a broadcast result back down to `shape`: over the leading dimensions `shape` lacks and over the
 // dimensions where `shape` has size 1. This is the gradient of broadcasting, and the one helper every

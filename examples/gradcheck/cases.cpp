@@ -41,10 +41,35 @@ Variable transposed(Generator& g, int64_t rows, int64_t cols) {
 using Inputs = std::vector<Variable>;
 using In = const std::vector<Variable>&;
 
+// A layer converted to float64 for checking.
+template <typename M>
+std::shared_ptr<M> in_float64(std::shared_ptr<M> layer) {
+  layer->to(F64);
+  return layer;
+}
+
+// Replaces every parameter's values with N(0, 1) draws (in place), so that no parameter sits at a
+// special value such as LayerNorm's initial ones and zeros.
+void randomize(const nn::Module& layer, Generator& g) {
+  for (const Variable& p : layer.parameters()) p.data().copy_(Tensor::normal(p.shape(), 0, 1, F64, &g));
+}
+
+// The layer's inputs followed by all its parameters.
+Check layer_check(const std::shared_ptr<nn::Module>& layer, Inputs inputs, GradcheckFunction f) {
+  const std::vector<Variable> parameters = layer->parameters();
+  inputs.insert(inputs.end(), parameters.begin(), parameters.end());
+  return Check{std::move(inputs), std::move(f), parameters.size()};
+}
+
 std::vector<GradcheckCase> build() {
   std::vector<GradcheckCase> cases;
+  // An op: inputs drawn by `make`, checked through the fixed function `f`.
   auto add_case = [&](std::string name, std::function<Inputs(Generator&)> make, GradcheckFunction f) {
-    cases.push_back({std::move(name), std::move(make), std::move(f)});
+    cases.push_back({std::move(name), [make, f](Generator& g) { return Check{make(g), f}; }});
+  };
+  // A layer: `make` builds the layer, its inputs and the function together.
+  auto add_layer = [&](std::string name, std::function<Check(Generator&)> make) {
+    cases.push_back({std::move(name), std::move(make)});
   };
 
   // ---- arithmetic ----
@@ -216,6 +241,107 @@ std::vector<GradcheckCase> build() {
              return Inputs{normal(g, s), Variable(Tensor::uniform(s, 0.1, 0.9, F64, &g), true)};
            },
            [](In x) { return binary_cross_entropy_with_logits(x[0], x[1]); });
+
+  // ---- layers (nn/), each with respect to its inputs and all its parameters ----
+  add_layer("nn::Linear (batched input)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::Linear>(size_in(g, 2, 4), size_in(g, 1, 3)));
+    return layer_check(layer, {normal(g, {2, 2, layer->options.in_features})},
+                       [layer](In x) { return layer->forward(x[0]); });
+  });
+  add_layer("nn::Linear (no bias)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::Linear>(3, size_in(g, 1, 3), /*bias=*/false));
+    return layer_check(layer, {normal(g, {2, 3})}, [layer](In x) { return layer->forward(x[0]); });
+  });
+  add_layer("nn::Embedding", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::Embedding>(5, size_in(g, 2, 3)));
+    return layer_check(layer, {}, [layer](In) {
+      return layer->forward(Tensor::from_vector<int64_t>({4, 0, 4, 2}, {2, 2}));
+    });
+  });
+  add_layer("nn::LayerNorm", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::LayerNorm>(size_in(g, 2, 5)));
+    randomize(*layer, g);  // away from the ones/zeros initialisation, which hides mistakes
+    return layer_check(layer, {normal(g, {2, 3, layer->normalized_size})}, [layer](In x) { return layer->forward(x[0]); });
+  });
+  add_layer("nn::PositionalEncoding (sinusoidal)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::PositionalEncoding>(4, 0.0, 10));
+    return layer_check(layer, {normal(g, {2, size_in(g, 1, 5), 4})}, [layer](In x) { return layer->forward(x[0]); });
+  });
+  add_layer("nn::PositionalEncoding (learnable)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::PositionalEncoding>(
+        nn::PositionalEncodingOptions{.num_hiddens = 4, .dropout = 0, .max_len = 4, .learnable = true}));
+    return layer_check(layer, {normal(g, {2, 3, 4})}, [layer](In x) { return layer->forward(x[0]); });
+  });
+  const std::vector<std::pair<std::string, nn::AttentionMask>> masks = {
+      {"no mask", {}},
+      {"valid_lens per sequence", {.valid_lens = Tensor::from_vector<int64_t>({2, 3}, {2})}},
+      {"valid_lens per query", {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3, 3, 1, 2}, {2, 3})}},
+      {"key padding mask", {.key_padding_mask = Tensor::from_values({0, 0, 1, 0, 1, 1}, {2, 3}, DType::Bool)}},
+      {"causal", {.causal = true}},
+  };
+  for (const auto& [mask_name, mask] : masks) {
+    add_layer("nn::DotProductAttention (" + mask_name + ")", [mask](Generator& g) {
+      auto layer = in_float64(std::make_shared<nn::DotProductAttention>(0.5));
+      layer->eval();
+      const int64_t d = size_in(g, 2, 3);
+      return layer_check(layer, {normal(g, {2, 3, d}), normal(g, {2, 3, d}), normal(g, {2, 3, 2})},
+                         [layer, mask](In x) { return layer->forward(x[0], x[1], x[2], mask); });
+    });
+  }
+  add_layer("nn::MultiHeadAttention (self, valid_lens, 2 heads)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::MultiHeadAttention>(4, 2, 0.0, /*bias=*/true));
+    const nn::AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})};
+    return layer_check(layer, {normal(g, {2, 3, 4})}, [layer, mask](In x) { return layer->forward(x[0], x[0], x[0], mask); });
+  });
+  add_layer("nn::MultiHeadAttention (cross, sizes 5/4/6, causal)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::MultiHeadAttention>(nn::MultiHeadAttentionOptions{
+        .num_hiddens = 4, .num_heads = 2, .query_size = 5, .key_size = 4, .value_size = 6}));
+    // Queries from one sequence (3 steps), keys and values from another (3 steps, other widths).
+    return layer_check(layer, {normal(g, {2, 3, 5}), normal(g, {2, 3, 4}), normal(g, {2, 3, 6})},
+                       [layer](In x) { return layer->forward(x[0], x[1], x[2], {.causal = true}); });
+  });
+  for (nn::Activation activation : {nn::Activation::ReLU, nn::Activation::GELU}) {
+    add_layer(std::string("nn::PositionWiseFFN (") + (activation == nn::Activation::ReLU ? "ReLU" : "GELU") + ")",
+              [activation](Generator& g) {
+                auto layer = in_float64(std::make_shared<nn::PositionWiseFFN>(3, size_in(g, 2, 5), activation));
+                return layer_check(layer, {normal(g, {2, 2, 3})}, [layer](In x) { return layer->forward(x[0]); });
+              });
+  }
+  add_layer("nn::AddNorm", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::AddNorm>(4, 0.0));
+    randomize(*layer, g);
+    return layer_check(layer, {normal(g, {2, 3, 4}), normal(g, {2, 3, 4})},
+                       [layer](In x) { return layer->forward(x[0], x[1]); });
+  });
+  for (bool norm_first : {false, true}) {
+    add_layer(std::string("nn::EncoderLayer (") + (norm_first ? "pre-norm" : "post-norm") + ", valid_lens)",
+              [norm_first](Generator& g) {
+                auto layer = in_float64(std::make_shared<nn::EncoderLayer>(nn::EncoderLayerOptions{
+                    .num_hiddens = 4, .ffn_num_hiddens = 6, .num_heads = 2, .dropout = 0.0, .norm_first = norm_first}));
+                randomize(*layer, g);
+                const nn::AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})};
+                return layer_check(layer, {normal(g, {2, 3, 4})}, [layer, mask](In x) { return layer->forward(x[0], mask); });
+              });
+  }
+  add_layer("nn::TransformerEncoder (2 layers, parameters)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
+        .vocab_size = 6, .num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 2, .num_layers = 2, .max_len = 8}));
+    randomize(*layer, g);
+    return layer_check(layer, {}, [layer](In) {
+      return layer->forward(Tensor::from_vector<int64_t>({1, 5, 2, 0, 3, 3}, {2, 3}),
+                            {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
+    });
+  });
+  add_layer("nn::masked_mean", [](Generator& g) {
+    return Check{{normal(g, {3, 4, 2})}, [](In x) {
+                   return nn::masked_mean(x[0], Tensor::from_vector<int64_t>({4, 1, 2}, {3}));
+                 }};
+  });
+  add_layer("nn::masked_max", [](Generator& g) {
+    return Check{{distinct(g, {3, 4, 2})}, [](In x) {
+                   return nn::masked_max(x[0], Tensor::from_vector<int64_t>({4, 1, 2}, {3}));
+                 }};
+  });
   return cases;
 }
 
@@ -226,12 +352,13 @@ const std::vector<GradcheckCase>& gradcheck_cases() {
   return cases;
 }
 
-std::string shapes_of(const std::vector<Variable>& inputs) {
+std::string shapes_of(const Check& check) {
   std::string s;
-  for (const Variable& x : inputs) {
+  for (size_t i = 0; i + check.parameters < check.inputs.size(); ++i) {
     if (!s.empty()) s += ' ';
-    s += x.shape().str();
+    s += check.inputs[i].shape().str();
   }
+  if (check.parameters > 0) s += (s.empty() ? "" : " + ") + std::to_string(check.parameters) + " params";
   return s;
 }
 

@@ -29,18 +29,18 @@ int main(int argc, char** argv) {
   std::printf("gradcheck: float64, eps %g, atol %g, rtol %g, %s, random upstream gradient, seed %llu\n\n",
               options.eps, options.atol, options.rtol, options.fast_mode ? "fast mode (projections)" : "full Jacobian",
               static_cast<unsigned long long>(seed));
-  std::printf("%-44s %-24s %12s %12s  %s\n", "op", "input shapes", "max abs err", "max rel err", "result");
+  std::printf("%-52s %-26s %12s %12s  %s\n", "op or layer", "input shapes", "max abs err", "max rel err", "result");
   int checked = 0, failed = 0;
   for (const checks::GradcheckCase& c : checks::gradcheck_cases()) {
     if (!filter.empty() && c.name.find(filter) == std::string::npos) continue;
     for (int trial = 0; trial < trials; ++trial) {
       Generator generator(seed * 1000003 + static_cast<uint64_t>(trial));
-      const std::vector<Variable> inputs = c.make_inputs(generator);
+      const checks::Check check = c.make(generator);
       options.seed = seed + static_cast<uint64_t>(trial);
-      const GradcheckResult r = gradcheck(c.f, inputs, options);
+      const GradcheckResult r = gradcheck(check.f, check.inputs, options);
       ++checked;
       failed += !r.passed;
-      std::printf("%-44s %-24s %12.2e %12.2e  %s\n", c.name.c_str(), checks::shapes_of(inputs).c_str(),
+      std::printf("%-52s %-26s %12.2e %12.2e  %s\n", c.name.c_str(), checks::shapes_of(check).c_str(),
                   r.max_abs_error, r.max_rel_error, r.passed ? "pass" : "FAIL");
       if (!r.passed) std::printf("    %s\n", r.report().c_str());
     }

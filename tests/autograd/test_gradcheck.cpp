@@ -34,9 +34,9 @@ BOOST_AUTO_TEST_CASE(every_op_passes_on_random_shapes) {
   for (const checks::GradcheckCase& c : checks::gradcheck_cases()) {
     for (int trial = 0; trial < kTrials; ++trial) {
       Generator generator(1000 + trial);
-      const std::vector<Variable> inputs = c.make_inputs(generator);
-      const GradcheckResult r = gradcheck(c.f, inputs, {.seed = uint64_t(trial)});
-      BOOST_TEST(r.passed, c.name << " on " << checks::shapes_of(inputs) << ": " << r.report());
+      const checks::Check check = c.make(generator);
+      const GradcheckResult r = gradcheck(check.f, check.inputs, {.seed = uint64_t(trial)});
+      BOOST_TEST(r.passed, c.name << " on " << checks::shapes_of(check) << ": " << r.report());
       BOOST_TEST(r.comparisons > 0);
     }
   }
@@ -45,7 +45,8 @@ BOOST_AUTO_TEST_CASE(every_op_passes_on_random_shapes) {
 BOOST_AUTO_TEST_CASE(every_op_passes_in_fast_mode) {
   for (const checks::GradcheckCase& c : checks::gradcheck_cases()) {
     Generator generator(7);
-    const GradcheckResult r = gradcheck(c.f, c.make_inputs(generator), {.fast_mode = true, .seed = 3});
+    const checks::Check check = c.make(generator);
+    const GradcheckResult r = gradcheck(check.f, check.inputs, {.fast_mode = true, .seed = 3});
     BOOST_TEST(r.passed, c.name << ": " << r.report());
   }
 }

@@ -77,4 +77,17 @@ BOOST_AUTO_TEST_CASE(undefined_tensors_are_reported) {
   expect_error<ValueError>([&] { exp(none); }, "exp: the tensor is undefined");
 }
 
+BOOST_AUTO_TEST_CASE(constants_survive_the_compiler) {
+  // GCC 12.2 with AVX-512 and SLP vectorization stores {a, a, 0, 0} as {a, a, a, a} (see CMakeLists.txt).
+  // Every test with literal expectations relies on this holding.
+  const std::vector<int64_t> ints{2, 2, 0, 0};
+  const std::vector<double> doubles{2, 2, 0, 0};
+  BOOST_TEST(ints[2] == 0);
+  BOOST_TEST(ints[3] == 0);
+  BOOST_TEST(doubles[2] == 0.0);
+  const Shape shape{2, 2, 0, 0};
+  BOOST_TEST(shape[3] == 0);
+  expect_equal(Tensor::from_values({2, 2, 0, 0}, {4}), doubles);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

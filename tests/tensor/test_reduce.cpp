@@ -45,6 +45,8 @@ BOOST_AUTO_TEST_CASE(max_and_argmax) {
   expect_equal(argmax(x, 0), {0, 1, 0});
   BOOST_TEST(argmax(x, 0).dtype() == DType::Int64);
   BOOST_TEST(max(x).item() == 9);
+  BOOST_TEST(argmax(x).item() == 4);  // row-major index of the 9
+  BOOST_TEST(argmax(x.t()).item() == 3);  // of the transposed view [[3,1],[7,9],[7,2]]
   const double nan = std::numeric_limits<double>::quiet_NaN();
   BOOST_TEST(std::isnan(max(Tensor::from_values({1, nan, 3}, {3}, DType::Float64)).item()));
   expect_error<ShapeError>([] { max(Tensor::zeros({2, 0}), 1); }, "max: cannot reduce an empty dimension of shape [2,0]");

@@ -1,0 +1,113 @@
+#include "nn/attention.h"
+
+#include <cmath>
+
+#include "autograd/functions.h"
+#include "tensor/ops.h"
+
+namespace minigrad::nn {
+
+namespace {
+constexpr double kMaskedScore = -1e6;  // d2l's value: exp(-1e6 - max) is exactly 0
+}
+
+Tensor AttentionMask::to_tensor(int64_t batch, int64_t n_q, int64_t n_k) const {
+  Tensor hidden;  // bool, broadcastable to (B, n_q, n_k)
+  auto hide = [&](const Tensor& more) { hidden = hidden.defined() ? logical_or(hidden, more) : more; };
+  const Tensor key_index = Tensor::arange(n_k);  // (n_k)
+  if (valid_lens.defined()) {
+    if (valid_lens.dtype() != DType::Int64) {
+      throw DTypeError("attention mask", "valid_lens must be int64, got " + std::string(dtype_name(valid_lens.dtype())));
+    }
+    if (valid_lens.shape() == Shape{batch}) {
+      hide(ge(key_index, valid_lens.reshape({batch, 1, 1})));  // (B, 1, n_k)
+    } else if (valid_lens.shape() == Shape{batch, n_q}) {
+      hide(ge(key_index, valid_lens.unsqueeze(-1)));  // (B, n_q, n_k)
+    } else {
+      throw ShapeError("attention mask", "valid_lens must be (" + std::to_string(batch) + ") or (" +
+                                             std::to_string(batch) + ", " + std::to_string(n_q) + "), got " +
+                                             valid_lens.shape().str());
+    }
+  }
+  if (key_padding_mask.defined()) {
+    if (key_padding_mask.dtype() != DType::Bool || key_padding_mask.shape() != Shape{batch, n_k}) {
+      throw ShapeError("attention mask", "key_padding_mask must be bool (" + std::to_string(batch) + ", " +
+                                             std::to_string(n_k) + "), got " +
+                                             std::string(dtype_name(key_padding_mask.dtype())) + " " +
+                                             key_padding_mask.shape().str());
+    }
+    hide(key_padding_mask.unsqueeze(1));  // (B, 1, n_k)
+  }
+  if (causal) hide(gt(key_index, Tensor::arange(n_q).unsqueeze(1)).unsqueeze(0));  // (1, n_q, n_k): key > query
+  return hidden;
+}
+
+Variable masked_softmax(const Variable& scores, const AttentionMask& mask) {
+  if (mask.empty()) return softmax(scores, -1);
+  if (scores.rank() < 3) throw ShapeError("masked_softmax", "expects scores (B, …, n_q, n_k), got " + scores.shape().str());
+  const int r = scores.rank();
+  Tensor hidden = mask.to_tensor(scores.shape()[0], scores.shape()[r - 2], scores.shape()[r - 1]);
+  // (B|1, n_q|1, n_k) -> (B|1, 1, …, n_q|1, n_k): the middle (head) dimensions broadcast.
+  Shape shape = hidden.shape();
+  for (int d = 3; d < r; ++d) shape.insert(1, 1);
+  return softmax(masked_fill(scores, hidden.reshape(shape), kMaskedScore), -1);
+}
+
+DotProductAttention::DotProductAttention(double p) { dropout = register_module("dropout", std::make_shared<Dropout>(p)); }
+
+Variable DotProductAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
+                                      const AttentionMask& mask) {
+  const int r = queries.rank();
+  if (r < 3 || keys.rank() != r || values.rank() != r || queries.shape()[r - 1] != keys.shape()[r - 1] ||
+      keys.shape()[r - 2] != values.shape()[r - 2]) {
+    throw ShapeError("DotProductAttention", "expects queries (B, …, n_q, d), keys (B, …, n_k, d), values (B, …, n_k, "
+                                            "d_v), got " + queries.shape().str() + ", " + keys.shape().str() + ", " +
+                                                values.shape().str());
+  }
+  const double d = static_cast<double>(queries.shape()[r - 1]);
+  const Variable scores = matmul(queries, transpose(keys, -1, -2)) / std::sqrt(d);  // (B, …, n_q, n_k)
+  const Variable weights = masked_softmax(scores, mask);
+  attention_weights_ = weights.data();
+  return matmul(dropout->forward(weights), values);  // (B, …, n_q, d_v)
+}
+
+MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& opts) : options(opts) {
+  if (opts.num_hiddens <= 0 || opts.num_heads <= 0 || opts.num_hiddens % opts.num_heads != 0) {
+    throw ValueError("MultiHeadAttention", "num_hiddens (" + std::to_string(opts.num_hiddens) +
+                                               ") must be a positive multiple of num_heads (" +
+                                               std::to_string(opts.num_heads) + ")");
+  }
+  auto size_or_hiddens = [&](int64_t size) { return size > 0 ? size : opts.num_hiddens; };
+  options.query_size = size_or_hiddens(opts.query_size);
+  options.key_size = size_or_hiddens(opts.key_size);
+  options.value_size = size_or_hiddens(opts.value_size);
+  attention = register_module("attention", std::make_shared<DotProductAttention>(opts.dropout));
+  W_q = register_module("W_q", std::make_shared<Linear>(options.query_size, opts.num_hiddens, opts.bias));
+  W_k = register_module("W_k", std::make_shared<Linear>(options.key_size, opts.num_hiddens, opts.bias));
+  W_v = register_module("W_v", std::make_shared<Linear>(options.value_size, opts.num_hiddens, opts.bias));
+  W_o = register_module("W_o", std::make_shared<Linear>(opts.num_hiddens, opts.num_hiddens, opts.bias));
+}
+
+Variable MultiHeadAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
+                                     const AttentionMask& mask) {
+  if (queries.rank() != 3 || keys.rank() != 3 || values.rank() != 3 || keys.shape()[1] != values.shape()[1] ||
+      queries.shape()[0] != keys.shape()[0] || keys.shape()[0] != values.shape()[0]) {
+    throw ShapeError("MultiHeadAttention", "expects queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v), got " +
+                                               queries.shape().str() + ", " + keys.shape().str() + ", " +
+                                               values.shape().str());
+  }
+  const int64_t h = options.num_heads, head = options.num_hiddens / h;
+  // (B, n, num_hiddens) -> (B, n, h, head) -> (B, h, n, head): a view, no copy.
+  auto split_heads = [&](const Variable& x) {
+    return permute(reshape(x, {x.shape()[0], x.shape()[1], h, head}), {0, 2, 1, 3});
+  };
+  const Variable q = split_heads(W_q->forward(queries));
+  const Variable k = split_heads(W_k->forward(keys));
+  const Variable v = split_heads(W_v->forward(values));
+  const Variable heads = attention->forward(q, k, v, mask);  // (B, h, n_q, head)
+  // (B, h, n_q, head) -> (B, n_q, h, head) -> (B, n_q, num_hiddens)
+  const Variable merged = reshape(permute(heads, {0, 2, 1, 3}), {queries.shape()[0], queries.shape()[1], options.num_hiddens});
+  return W_o->forward(merged);
+}
+
+}  // namespace minigrad::nn

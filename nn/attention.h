@@ -1,0 +1,95 @@
+// Attention, as d2l's "Attention Mechanisms and Transformers" chapters and the NYU Deep Learning lecture
+// on attention describe it.
+//
+// Scaled dot-product attention of queries Q (…, n_q, d), keys K (…, n_k, d), values V (…, n_k, d_v):
+//
+//   scores  = Q·Kᵀ / √d                       (…, n_q, n_k)
+//   weights = masked softmax(scores) over the keys
+//   output  = dropout(weights)·V              (…, n_q, d_v)
+//
+// Masking hides keys from queries: padding at the end of a shorter sequence, or the future in a causal
+// model. Masked scores are set to -1e6 before the softmax, as d2l does, so their weights are 0 in float32
+// and a query with every key masked gets uniform weights rather than NaN.
+#pragma once
+
+#include "nn/dropout.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+
+namespace minigrad::nn {
+
+// Which keys each query may attend to. Any combination may be given; a key is hidden if any part hides it.
+struct AttentionMask {
+  // int64, (B) or (B, n_q): keys at positions >= valid_lens are hidden (per sequence, or per query),
+  // d2l's valid_lens.
+  Tensor valid_lens{};
+  // bool, (B, n_k): true marks a padding key to hide (PyTorch's key_padding_mask).
+  Tensor key_padding_mask{};
+  // Query i sees keys j <= i only.
+  bool causal = false;
+
+  bool empty() const { return !valid_lens.defined() && !key_padding_mask.defined() && !causal; }
+  // The mask as a bool tensor (B or 1, n_q or 1, n_k), true where a key is hidden; undefined if empty().
+  Tensor to_tensor(int64_t batch, int64_t n_q, int64_t n_k) const;
+};
+
+// softmax over the last dim of scores (B, …, n_q, n_k) with hidden keys set to -1e6 first.
+Variable masked_softmax(const Variable& scores, const AttentionMask& mask);
+
+class DotProductAttention : public Module {
+ public:
+  explicit DotProductAttention(double dropout = 0);
+
+  // Q (B, …, n_q, d), K (B, …, n_k, d), V (B, …, n_k, d_v) -> (B, …, n_q, d_v)
+  Variable forward(const Variable& queries, const Variable& keys, const Variable& values,
+                   const AttentionMask& mask = {});
+
+  // The weights of the last forward pass, (B, …, n_q, n_k), before dropout.
+  const Tensor& attention_weights() const { return attention_weights_; }
+
+  std::string name() const override { return "DotProductAttention"; }
+
+  std::shared_ptr<Dropout> dropout;
+
+ private:
+  Tensor attention_weights_;
+};
+
+struct MultiHeadAttentionOptions {
+  int64_t num_hiddens = 0;
+  int64_t num_heads = 1;
+  double dropout = 0;
+  bool bias = false;
+  // The widths of the incoming queries, keys and values; 0 means num_hiddens. Different sizes make the
+  // same module do cross-attention (queries from one sequence, keys and values from another).
+  int64_t query_size = 0;
+  int64_t key_size = 0;
+  int64_t value_size = 0;
+};
+
+// h heads, each attending in its own num_hiddens/h-wide subspace:
+//   head_i = attention(Q·W_q,i, K·W_k,i, V·W_v,i),   output = concat(head_1 … head_h)·W_o
+// The heads are split by a reshape to (B, n, h, num_hiddens/h) and a transpose to (B, h, n, …), so that
+// one batched matmul serves every head, and merged back the same way.
+class MultiHeadAttention : public Module {
+ public:
+  explicit MultiHeadAttention(const MultiHeadAttentionOptions& options);
+  MultiHeadAttention(int64_t num_hiddens, int64_t num_heads, double dropout, bool bias = false)
+      : MultiHeadAttention(MultiHeadAttentionOptions{num_hiddens, num_heads, dropout, bias}) {}
+
+  // queries (B, n_q, query_size), keys (B, n_k, key_size), values (B, n_k, value_size)
+  //   -> (B, n_q, num_hiddens)
+  Variable forward(const Variable& queries, const Variable& keys, const Variable& values,
+                   const AttentionMask& mask = {});
+
+  // Per-head weights of the last forward pass: (B, num_heads, n_q, n_k).
+  const Tensor& attention_weights() const { return attention->attention_weights(); }
+
+  std::string name() const override { return "MultiHeadAttention"; }
+
+  std::shared_ptr<DotProductAttention> attention;
+  std::shared_ptr<Linear> W_q, W_k, W_v, W_o;
+  MultiHeadAttentionOptions options;
+};
+
+}  // namespace minigrad::nn

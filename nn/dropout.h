@@ -1,0 +1,21 @@
+// Dropout: inverted dropout in training mode (see autograd/dropout.cpp), the identity in eval mode.
+// Masks come from the default generator, so manual_seed() makes them repeatable.
+#pragma once
+
+#include "nn/module.h"
+
+namespace minigrad::nn {
+
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p = 0.5);
+
+  Variable forward(const Variable& x) const;
+
+  std::string name() const override { return "Dropout"; }
+  std::string extra_repr() const override;
+
+  double p;
+};
+
+}  // namespace minigrad::nn

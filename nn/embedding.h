@@ -1,0 +1,35 @@
+// Embedding: a table of num_embeddings vectors of size embedding_dim, looked up by int64 token ids.
+// Initialised N(0, 1) as PyTorch; the padding row (if any) starts at zero and never gets a gradient,
+// so it stays zero.
+//
+//   Embedding embed(10000, 64, /*padding_idx=*/0);
+//   Variable x = embed.forward(ids);   // ids (B, T) int64 -> (B, T, 64)
+#pragma once
+
+#include "nn/module.h"
+
+namespace minigrad::nn {
+
+struct EmbeddingOptions {
+  int64_t num_embeddings = 0;
+  int64_t embedding_dim = 0;
+  int64_t padding_idx = -1;  // none
+};
+
+class Embedding : public Module {
+ public:
+  explicit Embedding(const EmbeddingOptions& options);
+  Embedding(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx = -1)
+      : Embedding(EmbeddingOptions{num_embeddings, embedding_dim, padding_idx}) {}
+
+  // ids: any shape, int64 -> ids.shape + (embedding_dim)
+  Variable forward(const Tensor& ids) const;
+
+  std::string name() const override { return "Embedding"; }
+  std::string extra_repr() const override;
+
+  Variable weight;  // (num_embeddings, embedding_dim)
+  EmbeddingOptions options;
+};
+
+}  // namespace minigrad::nn

@@ -1,0 +1,25 @@
+// LayerNorm over the last dimension, with a learnable scale (ones) and shift (zeros), eps 1e-5 as in
+// PyTorch. The math is one fused op: autograd/layer_norm.cpp.
+#pragma once
+
+#include "nn/module.h"
+
+namespace minigrad::nn {
+
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(int64_t normalized_size, double eps = 1e-5);
+
+  // x: (..., normalized_size) -> same shape
+  Variable forward(const Variable& x) const;
+
+  std::string name() const override { return "LayerNorm"; }
+  std::string extra_repr() const override;
+
+  Variable weight;  // (normalized_size), ones
+  Variable bias;    // (normalized_size), zeros
+  int64_t normalized_size;
+  double eps;
+};
+
+}  // namespace minigrad::nn

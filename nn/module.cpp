@@ -1,0 +1,127 @@
+#include "nn/module.h"
+
+#include <ostream>
+
+namespace minigrad::nn {
+
+template <typename Visit>
+void Module::visit(const std::string& prefix, Visit&& visit_module) const {
+  // Depth-first in registration order, with an explicit stack (a module tree is shallow, but there is
+  // no reason to recurse when a stack is as clear).
+  std::vector<std::pair<std::string, const Module*>> stack{{prefix, this}};
+  while (!stack.empty()) {
+    auto [path, module] = stack.back();
+    stack.pop_back();
+    visit_module(path, *module);
+    const auto& kids = module->children_;
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) {
+      stack.emplace_back(path.empty() ? it->first : path + "." + it->first, it->second.get());
+    }
+  }
+}
+
+namespace {
+std::string join(const std::string& path, const std::string& name) { return path.empty() ? name : path + "." + name; }
+}  // namespace
+
+std::vector<std::pair<std::string, Variable>> Module::named_parameters() const {
+  std::vector<std::pair<std::string, Variable>> out;
+  visit("", [&](const std::string& path, const Module& m) {
+    for (const auto& [name, p] : m.parameters_) out.emplace_back(join(path, name), p);
+  });
+  return out;
+}
+
+std::vector<Variable> Module::parameters() const {
+  std::vector<Variable> out;
+  for (auto& [name, p] : named_parameters()) out.push_back(p);
+  return out;
+}
+
+std::vector<std::pair<std::string, Variable>> Module::named_buffers() const {
+  std::vector<std::pair<std::string, Variable>> out;
+  visit("", [&](const std::string& path, const Module& m) {
+    for (const auto& [name, b] : m.buffers_) out.emplace_back(join(path, name), b);
+  });
+  return out;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_) child->train(on);
+}
+
+void Module::zero_grad() {
+  for (const Variable& p : parameters()) p.zero_grad();
+}
+
+int64_t Module::parameter_count() const {
+  int64_t n = 0;
+  for (const Variable& p : parameters()) n += p.numel();
+  return n;
+}
+
+void Module::to(DType dtype) {
+  for (auto& [name, p] : named_parameters()) p.set_data(p.data().to(dtype));
+  for (auto& [name, b] : named_buffers()) {
+    if (is_floating(b.dtype())) b.set_data(b.data().to(dtype));
+  }
+}
+
+void Module::check_new_name(const std::string& name) const {
+  if (name.empty() || name.find('.') != std::string::npos) {
+    throw ValueError("register", "name '" + name + "' must be non-empty and contain no '.'");
+  }
+  auto taken = [&](const auto& list) {
+    for (const auto& entry : list) {
+      if (entry.first == name) return true;
+    }
+    return false;
+  };
+  if (taken(parameters_) || taken(buffers_) || taken(children_)) {
+    throw ValueError("register", "'" + name + "' is already registered in " + this->name());
+  }
+}
+
+Variable Module::register_parameter(std::string name, Tensor value) {
+  check_new_name(name);
+  Variable p(std::move(value), /*requires_grad=*/true);
+  p.set_name(name);
+  parameters_.emplace_back(std::move(name), p);
+  return p;
+}
+
+Variable Module::register_buffer(std::string name, Tensor value) {
+  check_new_name(name);
+  Variable b(std::move(value));
+  b.set_name(name);
+  buffers_.emplace_back(std::move(name), b);
+  return b;
+}
+
+void Module::add_child(std::string name, std::shared_ptr<Module> module) {
+  check_new_name(name);
+  if (!module) throw ValueError("register_module", "module '" + name + "' is null");
+  children_.emplace_back(std::move(name), std::move(module));
+}
+
+std::string Module::repr() const {
+  // Name(extra) for a leaf module; otherwise Name(\n  (child): ...\n) with children indented by two.
+  std::string out = name() + "(";
+  const std::string extra = extra_repr();
+  if (children_.empty()) return out + extra + ")";
+  if (!extra.empty()) out += "\n  " + extra;
+  for (const auto& [child_name, child] : children_) {
+    std::string child_repr = child->repr();
+    // Indent the child's continuation lines under this module.
+    for (size_t at = child_repr.find('\n'); at != std::string::npos; at = child_repr.find('\n', at + 1)) {
+      child_repr.insert(at + 1, "  ");
+    }
+    out += "\n  (" + child_name + "): " + child_repr;
+  }
+  return out + "\n)";
+}
+
+std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.repr(); }
+
+}  // namespace minigrad::nn

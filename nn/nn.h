@@ -1,0 +1,11 @@
+// The nn layer in one include.
+#pragma once
+
+#include "nn/attention.h"
+#include "nn/dropout.h"
+#include "nn/embedding.h"
+#include "nn/layer_norm.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+#include "nn/positional_encoding.h"
+#include "nn/transformer.h"

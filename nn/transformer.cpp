@@ -1,0 +1,111 @@
+#include "nn/transformer.h"
+
+#include <cmath>
+
+#include "autograd/functions.h"
+#include "tensor/ops.h"
+
+namespace minigrad::nn {
+
+PositionWiseFFN::PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, Activation act) : activation(act) {
+  dense1 = register_module("dense1", std::make_shared<Linear>(num_hiddens, ffn_num_hiddens));
+  dense2 = register_module("dense2", std::make_shared<Linear>(ffn_num_hiddens, num_hiddens));
+}
+
+Variable PositionWiseFFN::forward(const Variable& x) const {
+  const Variable hidden = dense1->forward(x);
+  return dense2->forward(activation == Activation::ReLU ? relu(hidden) : gelu(hidden));
+}
+
+AddNorm::AddNorm(int64_t normalized_size, double p) {
+  dropout = register_module("dropout", std::make_shared<Dropout>(p));
+  ln = register_module("ln", std::make_shared<LayerNorm>(normalized_size));
+}
+
+Variable AddNorm::forward(const Variable& x, const Variable& y) const { return ln->forward(dropout->forward(y) + x); }
+
+EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
+  attention = register_module("attention", std::make_shared<MultiHeadAttention>(MultiHeadAttentionOptions{
+                                               .num_hiddens = opts.num_hiddens,
+                                               .num_heads = opts.num_heads,
+                                               .dropout = opts.dropout,
+                                               .bias = opts.bias}));
+  addnorm1 = register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
+  ffn = register_module("ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens, opts.activation));
+  addnorm2 = register_module("addnorm2", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
+}
+
+Variable EncoderLayer::forward(const Variable& x, const AttentionMask& mask) {
+  if (!options.norm_first) {
+    const Variable y = addnorm1->forward(x, attention->forward(x, x, x, mask));
+    return addnorm2->forward(y, ffn->forward(y));
+  }
+  // Pre-norm uses the same modules in another order: the residual path stays un-normalized.
+  const Variable n1 = addnorm1->ln->forward(x);
+  const Variable y = x + addnorm1->dropout->forward(attention->forward(n1, n1, n1, mask));
+  return y + addnorm2->dropout->forward(ffn->forward(addnorm2->ln->forward(y)));
+}
+
+TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
+  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, opts.num_hiddens, opts.padding_idx));
+  pos_encoding = register_module("pos_encoding", std::make_shared<PositionalEncoding>(PositionalEncodingOptions{
+                                                      .num_hiddens = opts.num_hiddens,
+                                                      .dropout = opts.dropout,
+                                                      .max_len = opts.max_len,
+                                                      .learnable = opts.learnable_positions}));
+  layers = register_module("layers", std::make_shared<ModuleList>());
+  for (int64_t i = 0; i < opts.num_layers; ++i) {
+    layer_list.push_back(layers->push_back(std::make_shared<EncoderLayer>(EncoderLayerOptions{
+        .num_hiddens = opts.num_hiddens,
+        .ffn_num_hiddens = opts.ffn_num_hiddens,
+        .num_heads = opts.num_heads,
+        .dropout = opts.dropout,
+        .bias = opts.bias,
+        .norm_first = opts.norm_first,
+        .activation = opts.activation})));
+  }
+  if (opts.norm_first) final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));
+}
+
+Variable TransformerEncoder::forward(const Tensor& tokens, const AttentionMask& mask) {
+  if (tokens.rank() != 2) throw ShapeError("TransformerEncoder", "expects tokens (B, T), got " + tokens.shape().str());
+  // d2l and Vaswani et al. scale the embedding by √d before adding the positional encoding, whose entries
+  // lie in [-1, 1], so that the two are of comparable size when summed.
+  Variable x = pos_encoding->forward(embedding->forward(tokens) * std::sqrt(static_cast<double>(options.num_hiddens)));
+  for (const auto& layer : layer_list) x = layer->forward(x, mask);
+  return final_norm ? final_norm->forward(x) : x;
+}
+
+std::vector<Tensor> TransformerEncoder::attention_weights() const {
+  std::vector<Tensor> out;
+  for (const auto& layer : layer_list) out.push_back(layer->attention->attention_weights());
+  return out;
+}
+
+namespace {
+// (B, T, 1) bool: true at positions t >= valid_lens[b].
+Tensor padding_positions(const Variable& x, const Tensor& valid_lens, std::string_view op) {
+  if (x.rank() != 3) throw ShapeError(op, "expects x (B, T, d), got " + x.shape().str());
+  if (valid_lens.dtype() != DType::Int64 || valid_lens.shape() != Shape{x.shape()[0]}) {
+    throw ShapeError(op, "valid_lens must be int64 (" + std::to_string(x.shape()[0]) + "), got " +
+                             std::string(dtype_name(valid_lens.dtype())) + " " + valid_lens.shape().str());
+  }
+  return ge(Tensor::arange(x.shape()[1]).unsqueeze(1), valid_lens.reshape({-1, 1, 1}));
+}
+}  // namespace
+
+Variable masked_mean(const Variable& x, const Tensor& valid_lens) {
+  const Tensor padding = padding_positions(x, valid_lens, "masked_mean");
+  // Divide by max(len, 1) so that an empty sequence gives 0, not 0/0.
+  const Tensor counts = maximum(valid_lens.to(x.dtype()), Tensor::scalar(1, x.dtype())).reshape({-1, 1});
+  return sum(masked_fill(x, padding, 0), {1}) / Variable(counts);
+}
+
+Variable masked_max(const Variable& x, const Tensor& valid_lens) {
+  const Tensor padding = padding_positions(x, valid_lens, "masked_max");
+  const Variable pooled = max(masked_fill(x, padding, -1e30), 1);  // padding never wins
+  const Tensor empty = eq(valid_lens, Tensor::scalar(0, DType::Int64)).reshape({-1, 1});
+  return masked_fill(pooled, empty, 0);
+}
+
+}  // namespace minigrad::nn

@@ -1,0 +1,131 @@
+// The Transformer encoder, as in Vaswani et al. (2017) and d2l's "The Transformer Architecture":
+//
+//   X = PositionalEncoding(Embedding(tokens)·√d)
+//   for each layer:                       post-norm (default)            pre-norm (norm_first)
+//     Y = ...                             LN(X + drop(attention(X)))     X + drop(attention(LN(X)))
+//     X = ...                             LN(Y + drop(FFN(Y)))           Y + drop(FFN(LN(Y)))
+//   (pre-norm ends with a final LayerNorm)
+//
+// Self-attention lets every position look at every other (valid) position; the position-wise FFN then
+// transforms each position on its own.
+#pragma once
+
+#include "nn/attention.h"
+#include "nn/embedding.h"
+#include "nn/layer_norm.h"
+#include "nn/positional_encoding.h"
+
+namespace minigrad::nn {
+
+enum class Activation { ReLU, GELU };
+
+// Two Linear layers with an activation between, applied to each position alone:
+//   (B, T, num_hiddens) -> (B, T, ffn_num_hiddens) -> (B, T, num_hiddens)
+class PositionWiseFFN : public Module {
+ public:
+  PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, Activation activation = Activation::ReLU);
+
+  Variable forward(const Variable& x) const;
+
+  std::string name() const override { return "PositionWiseFFN"; }
+  std::string extra_repr() const override { return activation == Activation::ReLU ? "activation=ReLU" : "activation=GELU"; }
+
+  std::shared_ptr<Linear> dense1, dense2;
+  Activation activation;
+};
+
+// The residual connection followed by layer normalization: LN(dropout(Y) + X).
+class AddNorm : public Module {
+ public:
+  AddNorm(int64_t normalized_size, double dropout);
+
+  Variable forward(const Variable& x, const Variable& y) const;
+
+  std::string name() const override { return "AddNorm"; }
+
+  std::shared_ptr<Dropout> dropout;
+  std::shared_ptr<LayerNorm> ln;
+};
+
+struct EncoderLayerOptions {
+  int64_t num_hiddens = 0;
+  int64_t ffn_num_hiddens = 0;
+  int64_t num_heads = 1;
+  double dropout = 0;
+  bool bias = false;        // in the attention projections, as d2l's use_bias
+  bool norm_first = false;  // pre-norm instead of Vaswani's post-norm
+  Activation activation = Activation::ReLU;
+};
+
+// One encoder layer (d2l's TransformerEncoderBlock): multi-head self-attention and a position-wise FFN,
+// each with a residual connection and a layer norm.
+class EncoderLayer : public Module {
+ public:
+  explicit EncoderLayer(const EncoderLayerOptions& options);
+
+  // x (B, T, num_hiddens) -> same shape
+  Variable forward(const Variable& x, const AttentionMask& mask = {});
+
+  std::string name() const override { return "EncoderLayer"; }
+  std::string extra_repr() const override { return options.norm_first ? "norm_first=True" : ""; }
+
+  std::shared_ptr<MultiHeadAttention> attention;
+  std::shared_ptr<AddNorm> addnorm1;
+  std::shared_ptr<PositionWiseFFN> ffn;
+  std::shared_ptr<AddNorm> addnorm2;
+  EncoderLayerOptions options;
+};
+
+// Child modules named "0", "1", ...: for stacks of layers, as PyTorch's nn.ModuleList.
+class ModuleList : public Module {
+ public:
+  template <typename M>
+  std::shared_ptr<M> push_back(std::shared_ptr<M> module) {
+    return register_module(std::to_string(children().size()), std::move(module));
+  }
+  size_t size() const { return children().size(); }
+  std::string name() const override { return "ModuleList"; }
+};
+
+struct TransformerEncoderOptions {
+  int64_t vocab_size = 0;
+  int64_t num_hiddens = 0;
+  int64_t ffn_num_hiddens = 0;
+  int64_t num_heads = 1;
+  int64_t num_layers = 1;
+  double dropout = 0;
+  bool bias = false;
+  int64_t max_len = 1000;
+  bool norm_first = false;
+  bool learnable_positions = false;
+  int64_t padding_idx = -1;
+  Activation activation = Activation::ReLU;
+};
+
+class TransformerEncoder : public Module {
+ public:
+  explicit TransformerEncoder(const TransformerEncoderOptions& options);
+
+  // tokens (B, T) int64 -> (B, T, num_hiddens); the mask (typically valid_lens) is passed to every layer.
+  Variable forward(const Tensor& tokens, const AttentionMask& mask = {});
+
+  // Each layer's per-head attention weights from the last forward pass: (B, num_heads, T, T).
+  std::vector<Tensor> attention_weights() const;
+
+  std::string name() const override { return "TransformerEncoder"; }
+
+  std::shared_ptr<Embedding> embedding;
+  std::shared_ptr<PositionalEncoding> pos_encoding;
+  std::shared_ptr<ModuleList> layers;
+  std::vector<std::shared_ptr<EncoderLayer>> layer_list;  // the same layers, typed
+  std::shared_ptr<LayerNorm> final_norm;                  // pre-norm only
+  TransformerEncoderOptions options;
+};
+
+// Pooling over the sequence, counting only the first valid_lens[b] positions of sequence b:
+//   x (B, T, d), valid_lens (B) int64 -> (B, d)
+// A sequence of length 0 pools to zeros.
+Variable masked_mean(const Variable& x, const Tensor& valid_lens);
+Variable masked_max(const Variable& x, const Tensor& valid_lens);
+
+}  // namespace minigrad::nn

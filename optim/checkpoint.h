@@ -1,0 +1,46 @@
+// Checkpoints, in the safetensors format (tensor/safetensors.h):
+//
+//   model weights    every parameter and buffer of a module under its dotted name,
+//                    e.g. "layers.0.attention.W_q.weight": what PyTorch's load_state_dict and Hugging
+//                    Face tools expect to find
+//   training state   the optimizer's per-parameter state ("optimizer.param3.exp_avg", ...), the random
+//                    generator's state ("generator.state") and the step number, so that training can
+//                    resume exactly where it stopped
+//
+//   optim::save_weights(model, "model.safetensors");
+//   optim::save_training_state("state.safetensors", optimizer, default_generator(), step);
+//   ...
+//   optim::load_weights(fresh_model, "model.safetensors");
+//   int64_t step = optim::load_training_state("state.safetensors", fresh_optimizer, default_generator());
+//
+// Every file is written to a temporary file and renamed into place. Loading validates everything before
+// changing anything, and reports every problem by name.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "nn/module.h"
+#include "optim/optimizer.h"
+#include "tensor/random.h"
+#include "tensor/safetensors.h"
+
+namespace minigrad::optim {
+
+void save_weights(const nn::Module& module, const std::string& path,
+                  const std::map<std::string, std::string>& metadata = {});
+
+// Copies the file's tensors into the module's parameters and buffers. The file must hold exactly the
+// module's tensors, with the same shapes: missing, unexpected and mis-shaped tensors are all listed in
+// the error. Float tensors are converted to the module's float dtype.
+void load_weights(nn::Module& module, const std::string& path);
+void load_weights(nn::Module& module, const SafetensorsFile& file, const std::string& source);
+
+void save_training_state(const std::string& path, const Optimizer& optimizer, const Generator& generator,
+                         int64_t step, const std::map<std::string, std::string>& metadata = {});
+
+// Restores the optimizer's state and the generator; returns the saved step number. The file must have
+// been saved from the same kind of optimizer over parameters of the same shapes.
+int64_t load_training_state(const std::string& path, Optimizer& optimizer, Generator& generator);
+
+}  // namespace minigrad::optim

@@ -1,0 +1,6 @@
+// The optim layer in one include.
+#pragma once
+
+#include "optim/checkpoint.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"

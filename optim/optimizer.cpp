@@ -1,0 +1,217 @@
+#include "optim/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tensor/ops.h"
+
+namespace minigrad::optim {
+
+namespace {
+
+void check_hyperparameter(std::string_view op, std::string_view what, double value, double low, double high) {
+  if (!(value >= low && value <= high)) {
+    throw ValueError(op, std::string(what) + " must be in [" + std::to_string(low) + ", " + std::to_string(high) +
+                             "], got " + std::to_string(value));
+  }
+}
+
+// The gradient a parameter's update reads: contiguous and of the parameter's dtype and shape.
+Tensor gradient_of(const Variable& p) { return p.grad().contiguous(); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Optimizer
+
+Optimizer::Optimizer(std::vector<Variable> parameters, double lr) : parameters_(std::move(parameters)), lr_(lr) {
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    const Variable& p = parameters_[i];
+    if (!p.defined() || !p.requires_grad() || !p.is_leaf()) {
+      throw ValueError("optimizer", "parameter " + std::to_string(i) + " is not a leaf that requires grad");
+    }
+    if (!p.data().is_contiguous()) throw ValueError("optimizer", "parameter " + std::to_string(i) + " is not contiguous");
+  }
+  set_learning_rate(lr);
+  state_.resize(parameters_.size());
+}
+
+void Optimizer::zero_grad() {
+  for (const Variable& p : parameters_) p.zero_grad();
+}
+
+void Optimizer::set_learning_rate(double lr) {
+  check_hyperparameter("optimizer", "lr", lr, 0, INFINITY);
+  lr_ = lr;
+}
+
+std::vector<std::pair<std::string, Tensor>> Optimizer::state_tensors() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (size_t i = 0; i < state_.size(); ++i) {
+    for (const auto& [key, t] : state_[i]) out.emplace_back("param" + std::to_string(i) + "." + key, t);
+  }
+  return out;
+}
+
+void Optimizer::load_state_tensors(const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  const std::vector<std::string> keys = state_keys();
+  std::vector<std::map<std::string, Tensor>> loaded(parameters_.size());
+  for (const auto& [name, t] : tensors) {
+    // "param<i>.<key>"
+    const size_t dot = name.find('.');
+    size_t index = 0;
+    bool parsed = name.rfind("param", 0) == 0 && dot != std::string::npos && dot > 5;
+    if (parsed) {
+      try {
+        size_t used = 0;
+        index = std::stoul(name.substr(5, dot - 5), &used);
+        parsed = used == dot - 5;
+      } catch (const std::exception&) {
+        parsed = false;
+      }
+    }
+    const std::string key = parsed ? name.substr(dot + 1) : "";
+    if (!parsed || index >= parameters_.size() || std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      throw ValueError("load_state", "'" + name + "' is not part of the state of " + this->name() + " with " +
+                                         std::to_string(parameters_.size()) + " parameters");
+    }
+    const Variable& p = parameters_[index];
+    const bool scalar_step = key == "step";
+    const bool fits = scalar_step ? (t.dtype() == DType::Int64 && t.numel() == 1)
+                                  : (t.shape() == p.shape() && t.dtype() == p.dtype());
+    if (!fits) {
+      throw ShapeError("load_state", "'" + name + "' is " + std::string(dtype_name(t.dtype())) + " " + t.shape().str() +
+                                         " but parameter " + std::to_string(index) + " needs " +
+                                         (scalar_step ? std::string("an int64 scalar")
+                                                      : std::string(dtype_name(p.dtype())) + " " + p.shape().str()));
+    }
+    loaded[index][key] = t.clone();
+  }
+  state_ = std::move(loaded);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// SGD
+
+SGD::SGD(std::vector<Variable> parameters, const SGDOptions& opts) : Optimizer(std::move(parameters), opts.lr), options(opts) {
+  check_hyperparameter("SGD", "momentum", opts.momentum, 0, INFINITY);
+  check_hyperparameter("SGD", "dampening", opts.dampening, 0, 1);
+  check_hyperparameter("SGD", "weight_decay", opts.weight_decay, 0, INFINITY);
+  if (opts.nesterov && (opts.momentum <= 0 || opts.dampening != 0)) {
+    throw ValueError("SGD", "Nesterov momentum requires momentum > 0 and dampening = 0");
+  }
+}
+
+void SGD::step() {
+  NoGradGuard no_grad;
+  const double lr = lr_, momentum = options.momentum, dampening = options.dampening, wd = options.weight_decay;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    const Variable& param = parameters_[i];
+    if (!param.grad().defined()) continue;
+    const Tensor grad = gradient_of(param);
+    auto& state = state_[i];
+    const bool first = !state.count("momentum_buffer");
+    if (momentum != 0 && first) state["momentum_buffer"] = Tensor::empty(param.shape(), param.dtype());
+    dispatch_float(param.dtype(), "SGD", [&]<typename T>() {
+      T* p = param.data().data_ptr<T>();
+      const T* g = grad.data_ptr<const T>();
+      T* b = momentum != 0 ? state["momentum_buffer"].data_ptr<T>() : nullptr;
+      parallel_for(param.numel(), 4, [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) {
+          T d = g[k] + T(wd) * p[k];
+          if (b) {
+            b[k] = first ? d : T(momentum) * b[k] + T(1 - dampening) * d;
+            d = options.nesterov ? d + T(momentum) * b[k] : b[k];
+          }
+          p[k] -= T(lr) * d;
+        }
+      });
+    });
+    param.data().bump_version();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Adam and AdamW
+
+Adam::Adam(std::vector<Variable> parameters, const AdamOptions& opts) : Adam(std::move(parameters), opts, false) {}
+
+Adam::Adam(std::vector<Variable> parameters, const AdamOptions& opts, bool decoupled)
+    : Optimizer(std::move(parameters), opts.lr), options(opts), decoupled_(decoupled) {
+  const char* op = decoupled ? "AdamW" : "Adam";  // name() is not yet AdamW's while this constructor runs
+  check_hyperparameter(op, "beta1", opts.beta1, 0, 1 - 1e-12);
+  check_hyperparameter(op, "beta2", opts.beta2, 0, 1 - 1e-12);
+  check_hyperparameter(op, "eps", opts.eps, 0, INFINITY);
+  check_hyperparameter(op, "weight_decay", opts.weight_decay, 0, INFINITY);
+}
+
+void Adam::step() {
+  NoGradGuard no_grad;
+  const double lr = lr_, b1 = options.beta1, b2 = options.beta2, eps = options.eps, wd = options.weight_decay;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    const Variable& param = parameters_[i];
+    if (!param.grad().defined()) continue;
+    const Tensor grad = gradient_of(param);
+    auto& state = state_[i];
+    if (!state.count("step")) {
+      state["step"] = Tensor::zeros({}, DType::Int64);
+      state["exp_avg"] = Tensor::zeros(param.shape(), param.dtype());
+      state["exp_avg_sq"] = Tensor::zeros(param.shape(), param.dtype());
+    }
+    int64_t& t = *state["step"].data_ptr<int64_t>();
+    ++t;
+    const double bias_correction1 = 1 - std::pow(b1, static_cast<double>(t));
+    const double bias_correction2 = 1 - std::pow(b2, static_cast<double>(t));
+    const double step_size = lr / bias_correction1;
+    const double bias_correction2_sqrt = std::sqrt(bias_correction2);
+    dispatch_float(param.dtype(), name(), [&]<typename T>() {
+      T* p = param.data().data_ptr<T>();
+      const T* g = grad.data_ptr<const T>();
+      T* m = state["exp_avg"].data_ptr<T>();
+      T* v = state["exp_avg_sq"].data_ptr<T>();
+      parallel_for(param.numel(), 8, [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) {
+          T gk = g[k];
+          if (decoupled_) {
+            p[k] *= T(1 - lr * wd);  // AdamW: shrink the weight directly
+          } else {
+            gk += T(wd) * p[k];  // Adam: L2 penalty in the gradient
+          }
+          m[k] = T(b1) * m[k] + T(1 - b1) * gk;
+          v[k] = T(b2) * v[k] + T(1 - b2) * gk * gk;
+          p[k] -= T(step_size) * m[k] / (std::sqrt(v[k]) / T(bias_correction2_sqrt) + T(eps));
+        }
+      });
+    });
+    param.data().bump_version();
+  }
+}
+
+AdamW::AdamW(std::vector<Variable> parameters, const AdamWOptions& o)
+    : Adam(std::move(parameters), AdamOptions{o.lr, o.beta1, o.beta2, o.eps, o.weight_decay}, true) {}
+
+// ---------------------------------------------------------------------------------------------------
+// Gradient clipping
+
+double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm) {
+  if (!(max_norm > 0)) throw ValueError("clip_grad_norm", "max_norm must be positive, got " + std::to_string(max_norm));
+  double squares = 0;
+  for (const Variable& p : parameters) {
+    if (!p.grad().defined()) continue;
+    const Tensor g = p.grad().contiguous();
+    dispatch_float(g.dtype(), "clip_grad_norm", [&]<typename T>() {
+      const T* q = g.data_ptr<const T>();
+      for (int64_t k = 0; k < g.numel(); ++k) squares += static_cast<double>(q[k]) * static_cast<double>(q[k]);
+    });
+  }
+  const double norm = std::sqrt(squares);
+  const double scale = max_norm / (norm + 1e-6);
+  if (std::isfinite(norm) && scale < 1) {
+    for (const Variable& p : parameters) {
+      if (p.grad().defined()) p.grad().mul_(scale);
+    }
+  }
+  return norm;
+}
+
+}  // namespace minigrad::optim

@@ -1,0 +1,132 @@
+// Optimizers, in order of complexity: SGD (with momentum), Adam, AdamW. Each follows PyTorch's update
+// rule exactly, so results can be compared step by step.
+//
+//   optim::AdamW optimizer(model.parameters(), {.lr = 1e-3});
+//   for (...) {
+//     optimizer.zero_grad();
+//     loss.backward();
+//     optim::clip_grad_norm(model.parameters(), 1.0);
+//     optimizer.step();
+//   }
+//
+// A parameter whose gradient is undefined (it took no part in the loss) is skipped by step(): its value
+// and its state stay as they are.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autograd/variable.h"
+
+namespace minigrad::optim {
+
+class Optimizer {
+ public:
+  Optimizer(std::vector<Variable> parameters, double lr);
+  virtual ~Optimizer() = default;
+
+  virtual void step() = 0;
+  // Forgets every parameter's gradient.
+  void zero_grad();
+
+  double learning_rate() const { return lr_; }
+  void set_learning_rate(double lr);
+  const std::vector<Variable>& parameters() const { return parameters_; }
+
+  // "SGD", "Adam", "AdamW": saved with the state so that one optimizer's state is not loaded into another.
+  virtual std::string name() const = 0;
+
+  // Everything the next step() depends on besides the parameters and hyperparameters, as named tensors:
+  // "param3.exp_avg", "param3.step", ... (parameter 3 in the order given to the constructor).
+  std::vector<std::pair<std::string, Tensor>> state_tensors() const;
+  // Restores state_tensors() output. Every name must belong to this optimizer and every tensor must fit
+  // its parameter; otherwise throws, naming the tensor, and changes nothing.
+  void load_state_tensors(const std::vector<std::pair<std::string, Tensor>>& tensors);
+
+ protected:
+  // The state this optimizer keeps per parameter, e.g. {"step", "exp_avg", "exp_avg_sq"}.
+  virtual std::vector<std::string> state_keys() const = 0;
+  // Per-parameter state by key; empty until the parameter's first step.
+  std::vector<std::map<std::string, Tensor>> state_;
+  std::vector<Variable> parameters_;
+  double lr_;
+};
+
+struct SGDOptions {
+  double lr = 0.01;
+  double momentum = 0;
+  double dampening = 0;
+  double weight_decay = 0;
+  bool nesterov = false;
+};
+
+// Stochastic gradient descent, PyTorch's formulation:
+//   g = grad + weight_decay·p
+//   b = g on the first step, else momentum·b + (1 - dampening)·g      (when momentum > 0)
+//   g = g + momentum·b  (Nesterov)   or   g = b
+//   p = p - lr·g
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Variable> parameters, const SGDOptions& options);
+  void step() override;
+  std::string name() const override { return "SGD"; }
+  SGDOptions options;
+
+ protected:
+  std::vector<std::string> state_keys() const override { return {"momentum_buffer"}; }
+};
+
+struct AdamOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0;
+};
+
+// Adam (Kingma and Ba, 2015), PyTorch's formulation, with t the parameter's step count:
+//   g = grad + weight_decay·p                       (L2 penalty folded into the gradient)
+//   m = β1·m + (1 - β1)·g,   v = β2·v + (1 - β2)·g²
+//   p = p - (lr / (1 - β1^t)) · m / (√v / √(1 - β2^t) + eps)
+// eps is added after the bias-corrected square root, as in PyTorch.
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Variable> parameters, const AdamOptions& options);
+  void step() override;
+  std::string name() const override { return "Adam"; }
+  AdamOptions options;
+
+ protected:
+  // AdamW shares the update and differs only in how weight decay enters.
+  Adam(std::vector<Variable> parameters, const AdamOptions& options, bool decoupled_weight_decay);
+  std::vector<std::string> state_keys() const override { return {"step", "exp_avg", "exp_avg_sq"}; }
+
+ private:
+  bool decoupled_;
+};
+
+struct AdamWOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 1e-2;
+};
+
+// AdamW (Loshchilov and Hutter, 2019): weight decay decoupled from the gradient,
+//   p = p·(1 - lr·weight_decay), then the Adam update without the L2 term.
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Variable> parameters, const AdamWOptions& options);
+  std::string name() const override { return "AdamW"; }
+};
+
+// Scales all gradients together so that their joint L2 norm is at most max_norm, as PyTorch's
+// clip_grad_norm_: scale = max_norm / (norm + 1e-6), applied only when below 1. Returns the norm before
+// clipping. Parameters without a gradient are ignored. A non-finite norm (an inf or NaN gradient) is
+// returned with the gradients left as they are, so that the caller can see it and skip the step.
+double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm);
+
+}  // namespace minigrad::optim

@@ -1,0 +1,122 @@
+// Attention and positional encoding: the chapter's numbers and the masks.
+#include "test_helpers.h"
+
+using namespace minigrad;
+using namespace minigrad::nn;
+using namespace minigrad::testing;
+
+BOOST_AUTO_TEST_SUITE(attention)
+
+BOOST_AUTO_TEST_CASE(the_chapter_example_has_the_chapter_shape) {
+  // d2l: MultiHeadAttention(100, 5, 0.5), eval, X = ones(2, 4, 100), valid_lens [3, 2] -> (2, 4, 100)
+  MultiHeadAttention attention(100, 5, 0.5);
+  attention.eval();
+  const Variable X(Tensor::ones({2, 4, 100}));
+  const Variable Y = attention.forward(X, X, X, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
+  BOOST_TEST(Y.shape() == (Shape{2, 4, 100}));
+  BOOST_TEST(attention.attention_weights().shape() == (Shape{2, 5, 4, 4}));
+  // Identical keys, so the valid ones share the weight equally and the masked ones get none.
+  expect_close(attention.attention_weights().select(0, 0).select(0, 2).select(0, 1), {1.0 / 3, 1.0 / 3, 1.0 / 3, 0});
+  expect_close(attention.attention_weights().select(0, 1).select(0, 4).select(0, 3), {0.5, 0.5, 0, 0});
+}
+
+BOOST_AUTO_TEST_CASE(each_mask_kind_hides_the_right_keys) {
+  DotProductAttention attention;
+  const Variable q(Tensor::zeros({2, 3, 2})), k(Tensor::zeros({2, 3, 2})), v(Tensor::normal({2, 3, 2}));
+  // Zero scores: weights are uniform over whatever is visible.
+  attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3, 3, 1, 2}, {2, 3})});
+  expect_close(attention.attention_weights().select(0, 0), {1, 0, 0, 0.5, 0.5, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3});
+  attention.forward(q, k, v, {.key_padding_mask = Tensor::from_values({0, 1, 0, 1, 1, 0}, {2, 3}, DType::Bool)});
+  expect_close(attention.attention_weights().select(0, 1).select(0, 0), {0, 0, 1});
+  attention.forward(q, k, v, {.causal = true});
+  expect_close(attention.attention_weights().select(0, 0), {1, 0, 0, 0.5, 0.5, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3});
+  // Combined: causal and a length of 2 for sequence 1.
+  attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2}), .causal = true});
+  expect_close(attention.attention_weights().select(0, 1).select(0, 2), {0.5, 0.5, 0});
+  // Every key hidden: uniform weights (d2l's -1e6 masking), finite.
+  attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({0, 3}, {2})});
+  expect_close(attention.attention_weights().select(0, 0).select(0, 0), {1.0 / 3, 1.0 / 3, 1.0 / 3});
+  expect_error<ShapeError>([&] { attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3}, {3})}); },
+                           "attention mask: valid_lens must be (2) or (2, 3), got [3]");
+}
+
+BOOST_AUTO_TEST_CASE(cross_attention_takes_queries_keys_and_values_of_different_sizes) {
+  MultiHeadAttention attention({.num_hiddens = 8, .num_heads = 2, .query_size = 5, .key_size = 3, .value_size = 7});
+  const Variable queries(Tensor::normal({2, 4, 5})), keys(Tensor::normal({2, 6, 3})), values(Tensor::normal({2, 6, 7}));
+  const Variable out = attention.forward(queries, keys, values);
+  BOOST_TEST(out.shape() == (Shape{2, 4, 8}));
+  BOOST_TEST(attention.attention_weights().shape() == (Shape{2, 2, 4, 6}));
+  BOOST_TEST(attention.W_k->weight.shape() == (Shape{8, 3}));
+  expect_error<ValueError>([] { MultiHeadAttention(10, 3, 0.0); },
+                           "MultiHeadAttention: num_hiddens (10) must be a positive multiple of num_heads (3)");
+}
+
+BOOST_AUTO_TEST_CASE(positional_encoding_follows_the_formula) {
+  const int64_t d = 32, n = 60;
+  const Tensor P = PositionalEncoding::sinusoids(n, d);
+  for (int64_t i : {0, 1, 7, 59}) {
+    for (int64_t j = 0; j < d / 2; ++j) {
+      const double angle = double(i) / std::pow(10000.0, 2.0 * double(j) / double(d));
+      BOOST_TEST(P.at({i, 2 * j}) == std::sin(angle));
+      BOOST_TEST(P.at({i, 2 * j + 1}) == std::cos(angle));
+    }
+  }
+  // forward adds P[:T] (dropout off in eval)
+  PositionalEncoding pe(d, 0.5, n);
+  pe.eval();
+  const Variable out = pe.forward(Variable(Tensor::zeros({2, 5, d})));
+  expect_close(out.data().select(0, 1), P.slice(0, 0, 5).to_vector(), 1e-7);
+  expect_error<ShapeError>([&] { pe.forward(Variable(Tensor::zeros({1, 61, d}))); },
+                           "PositionalEncoding: expects (batch, steps <= 60, 32), got [1,61,32]");
+}
+
+BOOST_AUTO_TEST_CASE(a_fixed_rotation_maps_every_position_to_its_offset) {
+  // For each offset δ and column pair j, one 2x2 rotation by δ·ω_j takes (P[i,2j], P[i,2j+1]) to
+  // (P[i+δ,2j], P[i+δ,2j+1]) for every i: position i+δ is a linear function of position i.
+  const int64_t d = 32, n = 200;
+  const Tensor P = PositionalEncoding::sinusoids(n, d);
+  double worst = 0;
+  for (int64_t delta : {1, 2, 5, 17, 100}) {
+    for (int64_t j = 0; j < d / 2; ++j) {
+      const double w = 1 / std::pow(10000.0, 2.0 * double(j) / double(d));
+      const double c = std::cos(delta * w), s = std::sin(delta * w);
+      for (int64_t i = 0; i + delta < n; ++i) {
+        const double x = P.at({i, 2 * j}), y = P.at({i, 2 * j + 1});
+        // [sin(a+b); cos(a+b)] = [[cos b, sin b], [-sin b, cos b]] · [sin a; cos a]
+        worst = std::max(worst, std::abs(c * x + s * y - P.at({i + delta, 2 * j})));
+        worst = std::max(worst, std::abs(-s * x + c * y - P.at({i + delta, 2 * j + 1})));
+      }
+    }
+  }
+  BOOST_TEST(worst < 1e-12);
+}
+
+BOOST_AUTO_TEST_CASE(learnable_positions_are_parameters) {
+  PositionalEncoding learned({.num_hiddens = 4, .dropout = 0, .max_len = 8, .learnable = true});
+  BOOST_TEST(learned.parameters().size() == 1u);
+  BOOST_TEST(learned.named_buffers().empty());
+  BOOST_TEST(PositionalEncoding(4, 0.0, 8).parameters().empty());
+}
+
+BOOST_AUTO_TEST_CASE(encoder_layers_keep_the_shape_and_norm_placement_matters) {
+  manual_seed(3);
+  EncoderLayer post({.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2});
+  manual_seed(3);
+  EncoderLayer pre({.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .norm_first = true});
+  const Variable x(Tensor::normal({2, 5, 8}));
+  const Variable a = post.forward(x), b = pre.forward(x);
+  BOOST_TEST(a.shape() == (Shape{2, 5, 8}));
+  BOOST_TEST(b.shape() == (Shape{2, 5, 8}));
+  // Post-norm output rows are normalized (mean 0, variance 1); pre-norm ones are not.
+  BOOST_TEST(std::abs(mean(a.data().select(0, 0).select(0, 0)).item()) < 1e-5);
+  BOOST_TEST(std::abs(mean(b.data().select(0, 0).select(0, 0)).item()) > 1e-3);
+  TransformerEncoder encoder({.vocab_size = 20, .num_hiddens = 8, .ffn_num_hiddens = 8, .num_heads = 2, .num_layers = 3});
+  const Variable out = encoder.forward(Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3}),
+                                       {.valid_lens = Tensor::from_vector<int64_t>({3, 1}, {2})});
+  BOOST_TEST(out.shape() == (Shape{2, 3, 8}));
+  BOOST_TEST(encoder.attention_weights().size() == 3u);
+  // Sequence 1 has one valid token: every query attends only to it, in every layer and head.
+  for (const Tensor& w : encoder.attention_weights()) expect_close(w.select(0, 1).select(0, 1).select(0, 2), {1, 0, 0});
+}
+
+BOOST_AUTO_TEST_SUITE_END()

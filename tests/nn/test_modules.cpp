@@ -1,0 +1,142 @@
+// Module mechanics and the basic layers.
+#include <sstream>
+
+#include "test_helpers.h"
+
+using namespace minigrad;
+using namespace minigrad::nn;
+using namespace minigrad::testing;
+
+BOOST_AUTO_TEST_SUITE(modules)
+
+BOOST_AUTO_TEST_CASE(parameters_have_dotted_names_over_the_whole_tree) {
+  TransformerEncoder encoder({.vocab_size = 50, .num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .num_layers = 2});
+  std::vector<std::string> names;
+  for (const auto& [name, p] : encoder.named_parameters()) names.push_back(name);
+  BOOST_TEST(names.front() == "embedding.weight");
+  BOOST_TEST(std::count(names.begin(), names.end(), "layers.0.attention.W_q.weight") == 1);
+  BOOST_TEST(std::count(names.begin(), names.end(), "layers.1.ffn.dense2.bias") == 1);
+  BOOST_TEST(std::count(names.begin(), names.end(), "layers.1.addnorm2.ln.weight") == 1);
+  // the positional encoding table is a buffer, not a parameter
+  BOOST_TEST(std::count(names.begin(), names.end(), "pos_encoding.P") == 0);
+  BOOST_TEST(encoder.named_buffers().size() == 1u);
+  BOOST_TEST(encoder.named_buffers()[0].first == "pos_encoding.P");
+  // embedding 50·8; per layer: 4 attention matrices 8·8, two LayerNorms 2·8 each, FFN 8·16+16+16·8+8
+  const int64_t per_layer = 4 * 64 + 2 * 16 + (128 + 16 + 128 + 8);
+  BOOST_TEST(encoder.parameter_count() == 50 * 8 + 2 * per_layer);
+}
+
+BOOST_AUTO_TEST_CASE(train_eval_and_zero_grad_reach_every_descendant) {
+  TransformerEncoder encoder({.vocab_size = 10, .num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 1, .num_layers = 2});
+  encoder.eval();
+  BOOST_TEST(!encoder.layer_list[1]->attention->attention->dropout->is_training());
+  encoder.train();
+  BOOST_TEST(encoder.layer_list[1]->addnorm2->dropout->is_training());
+  Variable loss = sum(encoder.forward(Tensor::from_vector<int64_t>({1, 2}, {1, 2})));
+  loss.backward();
+  BOOST_TEST(encoder.layer_list[0]->ffn->dense1->weight.grad().defined());
+  encoder.zero_grad();
+  for (const Variable& p : encoder.parameters()) BOOST_TEST(!p.grad().defined());
+}
+
+BOOST_AUTO_TEST_CASE(printing_shows_the_module_tree_like_pytorch) {
+  MultiHeadAttention attention(100, 5, 0.5);
+  BOOST_TEST(attention.repr() ==
+             "MultiHeadAttention(\n"
+             "  (attention): DotProductAttention(\n"
+             "    (dropout): Dropout(p=0.5)\n"
+             "  )\n"
+             "  (W_q): Linear(in_features=100, out_features=100, bias=False)\n"
+             "  (W_k): Linear(in_features=100, out_features=100, bias=False)\n"
+             "  (W_v): Linear(in_features=100, out_features=100, bias=False)\n"
+             "  (W_o): Linear(in_features=100, out_features=100, bias=False)\n"
+             ")");
+  std::ostringstream os;
+  os << LayerNorm(24);
+  BOOST_TEST(os.str() == "LayerNorm((24,), eps=1e-05, elementwise_affine=True)");
+  BOOST_TEST(Embedding(1000, 64, 0).repr() == "Embedding(1000, 64, padding_idx=0)");
+}
+
+BOOST_AUTO_TEST_CASE(to_float64_converts_parameters_and_buffers_in_place) {
+  PositionalEncoding pe(4, 0.0, 10);
+  Linear linear(3, 2);
+  const Variable w = linear.weight;  // a second handle
+  linear.to(DType::Float64);
+  pe.to(DType::Float64);
+  BOOST_TEST(w.dtype() == DType::Float64);  // the handle sees it: same Variable
+  BOOST_TEST(linear.named_parameters()[0].second.dtype() == DType::Float64);
+  BOOST_TEST(pe.P.dtype() == DType::Float64);
+}
+
+BOOST_AUTO_TEST_CASE(linear_uses_pytorch_defaults) {
+  manual_seed(1);
+  Linear linear(400, 300);
+  BOOST_TEST(linear.weight.shape() == (Shape{300, 400}));
+  const double bound = 1 / std::sqrt(400.0);
+  const std::vector<double> w = linear.weight.data().to_vector();
+  BOOST_TEST(*std::max_element(w.begin(), w.end()) <= bound);
+  BOOST_TEST(*std::min_element(w.begin(), w.end()) >= -bound);
+  // U(-b, b) has variance b²/3
+  BOOST_TEST(std::abs(mean(pow(linear.weight.data().to(DType::Float64), 2)).item() - bound * bound / 3) < 1e-4);
+  BOOST_TEST(Linear(4, 3, false).parameters().size() == 1u);
+  // y = x·Wᵀ + b
+  Linear small(2, 1);
+  small.weight.data().copy_(Tensor::from_values({2, 3}, {1, 2}));
+  small.bias.data().fill_(1);
+  expect_close(small.forward(Variable(Tensor::from_values({1, 1, 0, 2}, {2, 2}))).data(), {6, 7});
+  expect_error<ShapeError>([&] { small.forward(Variable(Tensor::ones({2, 3}))); },
+                           "Linear: expects input (..., 2), got [2,3]");
+}
+
+BOOST_AUTO_TEST_CASE(embedding_padding_row_starts_at_zero_and_stays_there) {
+  manual_seed(2);
+  Embedding embed(20, 300, /*padding_idx=*/3);
+  expect_equal(embed.weight.data().select(0, 3), std::vector<double>(300, 0.0));
+  const Tensor others = embed.weight.data().slice(0, 4, 20);
+  BOOST_TEST(std::abs(mean(others.to(DType::Float64)).item()) < 0.03);  // N(0, 1)
+  BOOST_TEST(std::abs(mean(pow(others.to(DType::Float64), 2)).item() - 1) < 0.05);
+  optim::SGD sgd(embed.parameters(), {.lr = 1.0});
+  for (int step = 0; step < 3; ++step) {
+    sgd.zero_grad();
+    sum(pow(embed.forward(Tensor::from_vector<int64_t>({3, 5, 3}, {3})), 2)).backward();
+    sgd.step();
+  }
+  expect_equal(embed.weight.data().select(0, 3), std::vector<double>(300, 0.0));
+  expect_error<ValueError>([] { Embedding(5, 2, 5); }, "Embedding: padding_idx 5 is outside the table of 5 rows");
+}
+
+BOOST_AUTO_TEST_CASE(layer_norm_and_dropout_defaults) {
+  LayerNorm ln(6);
+  BOOST_TEST(ln.eps == 1e-5);
+  expect_equal(ln.weight.data(), std::vector<double>(6, 1.0));
+  expect_equal(ln.bias.data(), std::vector<double>(6, 0.0));
+  Dropout dropout(0.5);
+  const Variable x(Tensor::ones({1000}));
+  dropout.eval();
+  BOOST_TEST(dropout.forward(x).is_same(x));
+  dropout.train();
+  const std::vector<double> y = dropout.forward(x).data().to_vector();
+  BOOST_TEST(std::count(y.begin(), y.end(), 0.0) > 400);
+  BOOST_TEST(std::count(y.begin(), y.end(), 2.0) > 400);
+}
+
+BOOST_AUTO_TEST_CASE(registering_a_name_twice_is_an_error) {
+  struct Twice : Module {
+    Twice() {
+      register_parameter("w", Tensor::zeros({1}));
+      register_buffer("w", Tensor::zeros({1}));
+    }
+    std::string name() const override { return "Twice"; }
+  };
+  expect_error<ValueError>([] { Twice t; }, "register: 'w' is already registered in Twice");
+}
+
+BOOST_AUTO_TEST_CASE(masked_pooling_counts_only_valid_positions) {
+  // x[b, t, :] = t + 1
+  const Tensor x = (Tensor::arange(0, 4, 1, DType::Float32) + 1.0).reshape({1, 4, 1}).expand({2, 4, 2}).contiguous();
+  const Tensor lens = Tensor::from_vector<int64_t>({3, 0}, {2});
+  expect_close(masked_mean(Variable(x), lens).data(), {2, 2, 0, 0});  // (1+2+3)/3; an empty sequence gives 0
+  expect_close(masked_max(Variable(x), lens).data(), {3, 3, 0, 0});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
