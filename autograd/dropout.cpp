@@ -10,9 +10,9 @@ Variable dropout(const Variable& x, double p, bool training, Generator* generato
   if (!(p >= 0 && p <= 1)) throw ValueError("dropout", "p must be in [0, 1], got " + std::to_string(p));
   if (!x.defined()) throw ValueError("dropout", "the Variable is undefined");
   if (!training || p == 0) return x;
-  // keep / (1 - p), or all zeros when p = 1
-  const Tensor keep = Tensor::bernoulli(x.shape(), 1 - p, generator).to(x.dtype());
-  const Tensor scale = p == 1 ? keep : mul(keep, 1.0 / (1 - p));
+  // 1/(1 - p) where kept, 0 where dropped (all zeros when p = 1)
+  const Tensor keep = Tensor::bernoulli(x.shape(), 1 - p, generator);
+  const Tensor scale = where(keep, Tensor::scalar(p == 1 ? 0.0 : 1.0 / (1 - p), x.dtype()), Tensor::scalar(0, x.dtype()));
   return record("dropout", mul(x.data(), scale), {x},
                 [scale](const Tensor& g, NeedsGrad) -> Grads { return {mul(g, scale)}; });
 }

@@ -181,8 +181,13 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   if (mask.dtype() != DType::Bool) {
     throw DTypeError("masked_fill", "the mask must be bool, got " + std::string(dtype_name(mask.dtype())));
   }
-  Tensor out = x.clone();
-  out.masked_fill_(mask, value);
+  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  const auto plan = make_loop_plan<3>(x.shape(), {out.strides(), x.strides(), broadcast_strides(mask, x.shape())});
+  dispatch_all(x.dtype(), [&]<typename T>() {
+    const T v = static_cast<T>(value);
+    run_binary(plan, out.data_ptr<T>(), x.data_ptr<const T>(), mask.data_ptr<const bool>(),
+               [v](T a, bool m) { return m ? v : a; });
+  });
   return out;
 }
 

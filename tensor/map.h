@@ -147,7 +147,7 @@ void run_binary(const LoopPlan<3>& plan, O* out, const A* a, const B* b, F f) {
   });
 }
 
-// out[i] = f(a[i], b[i], c[i]) over a plan of four operands (only `where` uses it; not a hot path).
+// out[i] = f(a[i], b[i], c[i]) over a plan of four operands (for `where`).
 template <typename O, typename A, typename B, typename C, typename F>
 void run_ternary(const LoopPlan<4>& plan, O* out, const A* a, const B* b, const C* c, F f) {
   const int64_t so = plan.strides[0].back(), sa = plan.strides[1].back(), sb = plan.strides[2].back(),
@@ -157,7 +157,14 @@ void run_ternary(const LoopPlan<4>& plan, O* out, const A* a, const B* b, const 
     const A* pa = a + off[1];
     const B* pb = b + off[2];
     const C* pc = c + off[3];
-    for (int64_t i = 0; i < n; ++i) po[i * so] = f(pa[i * sa], pb[i * sb], pc[i * sc]);
+    if (so == 1 && sa == 1 && sb == 0 && sc == 0) {  // where(mask, scalar, scalar): a dropout mask's shape
+      const B vb = *pb;
+      const C vc = *pc;
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], vb, vc);
+    } else {
+      for (int64_t i = 0; i < n; ++i) po[i * so] = f(pa[i * sa], pb[i * sb], pc[i * sc]);
+    }
   });
 }
 

@@ -5,10 +5,6 @@
 
 namespace minigrad {
 
-namespace {
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-}  // namespace
-
 void Generator::seed_with(uint64_t seed) {
   uint64_t z = seed;
   for (uint64_t& word : state_) {
@@ -18,18 +14,6 @@ void Generator::seed_with(uint64_t seed) {
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     word = x ^ (x >> 31);
   }
-}
-
-uint64_t Generator::next_u64() {
-  const uint64_t result = rotl(state_[1] * 5, 7) * 9;
-  const uint64_t t = state_[1] << 17;
-  state_[2] ^= state_[0];
-  state_[3] ^= state_[1];
-  state_[1] ^= state_[2];
-  state_[0] ^= state_[3];
-  state_[2] ^= t;
-  state_[3] = rotl(state_[3], 45);
-  return result;
 }
 
 double Generator::next_normal() {

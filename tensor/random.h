@@ -23,7 +23,17 @@ class Generator {
   // Expands a 64-bit seed into the full state with splitmix64, as the xoshiro authors recommend.
   void seed_with(uint64_t seed);
 
-  uint64_t next_u64();
+  uint64_t next_u64() {
+    const uint64_t result = rotl(state_[1] * 5, 7) * 9;
+    const uint64_t t = state_[1] << 17;
+    state_[2] ^= state_[0];
+    state_[3] ^= state_[1];
+    state_[1] ^= state_[2];
+    state_[0] ^= state_[3];
+    state_[2] ^= t;
+    state_[3] = rotl(state_[3], 45);
+    return result;
+  }
   // Uniform in [0, 1), with 53 random bits.
   double next_double() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
   // Standard normal by the Box-Muller transform. The second value of each pair is discarded so that the
@@ -36,6 +46,8 @@ class Generator {
   void set_state(const State& state) { state_ = state; }
 
  private:
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
   State state_{};
 };
 

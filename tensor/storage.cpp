@@ -1,27 +1,93 @@
 #include "tensor/storage.h"
 
+#include <bit>
 #include <cstdlib>
+#include <mutex>
 #include <new>
+#include <unordered_map>
+#include <vector>
 
 namespace minigrad {
 
 namespace {
+
 constexpr size_t kAlignment = 64;
+
+// Large buffers are recycled rather than handed back to the system. glibc returns a block of more than
+// 32 MB to the kernel when it is freed, and the next allocation of that size faults in and zeroes every
+// page again: training the sentiment model spent 45% of its time in the kernel doing that, for the same
+// few sizes, step after step. Freed buffers of 1 MB or more wait here, grouped in size classes (eight per
+// power of two, so a buffer serves requests up to 12.5% smaller), up to 2 GiB in all.
+class BufferCache {
+ public:
+  static constexpr size_t kSmallest = 1 << 20;
+  static constexpr size_t kLimit = size_t{2} << 30;
+
+  // The size class a request of `bytes` is served from.
+  static size_t size_class(size_t bytes) {
+    const size_t step = std::bit_floor(bytes) / 8;
+    return (bytes + step - 1) / step * step;
+  }
+
+  void* take(size_t bytes) {
+    std::lock_guard lock(mutex_);
+    auto it = free_.find(bytes);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    cached_ -= bytes;
+    return p;
+  }
+
+  // Keeps the buffer for later, or frees it if the cache is full.
+  void give(void* p, size_t bytes) {
+    {
+      std::lock_guard lock(mutex_);
+      if (cached_ + bytes <= kLimit) {
+        free_[bytes].push_back(p);
+        cached_ += bytes;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  size_t cached_ = 0;
+};
+
+// Never destroyed: storages may be freed during static destruction, after a cache object would be gone.
+BufferCache& cache() {
+  static BufferCache* instance = new BufferCache;
+  return *instance;
 }
+
+}  // namespace
 
 Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
   if (nbytes <= kInlineBytes) {
     data_ = inline_;
     return;
   }
-  // aligned_alloc wants a size that is a multiple of the alignment.
-  const size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-  data_ = std::aligned_alloc(kAlignment, rounded);
+  if (nbytes >= BufferCache::kSmallest) {
+    capacity_ = BufferCache::size_class(nbytes);
+    data_ = cache().take(capacity_);
+  } else {
+    capacity_ = (nbytes + kAlignment - 1) / kAlignment * kAlignment;  // aligned_alloc wants a multiple
+  }
+  if (data_ == nullptr) data_ = std::aligned_alloc(kAlignment, capacity_);
   if (data_ == nullptr) throw std::bad_alloc();
 }
 
 Storage::~Storage() {
-  if (data_ != inline_) std::free(data_);
+  if (data_ == inline_) return;
+  if (capacity_ >= BufferCache::kSmallest) {
+    cache().give(data_, capacity_);
+  } else {
+    std::free(data_);
+  }
 }
 
 }  // namespace minigrad

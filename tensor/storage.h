@@ -11,7 +11,7 @@ class Storage {
   // Uninitialized. Buffers of up to kInlineBytes live inside the Storage object itself, so a tiny tensor
   // costs one allocation (the shared_ptr's block) instead of two; glibc's aligned allocation alone costs
   // more than the rest of a tiny op. Bigger buffers are 64-byte aligned (a cache line, an AVX-512
-  // register) so that kernels start aligned.
+  // register) so that kernels start aligned; those of 1 MB or more are recycled (see storage.cpp).
   explicit Storage(size_t nbytes);
   ~Storage();
   Storage(const Storage&) = delete;
@@ -31,6 +31,7 @@ class Storage {
 
   void* data_ = nullptr;
   size_t nbytes_ = 0;
+  size_t capacity_ = 0;  // bytes actually allocated (a size class for recycled buffers)
   uint64_t version_ = 0;
   alignas(16) std::byte inline_[kInlineBytes];  // 16-byte aligned: enough for any element type
 };

@@ -79,7 +79,8 @@ Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype,
   Tensor out = empty(shape, dtype);
   dispatch_float(dtype, "uniform", [&]<typename T>() {
     T* p = out.data_ptr<T>();
-    for (int64_t i = 0; i < out.numel(); ++i) p[i] = static_cast<T>(low + (high - low) * g.next_double());
+    const int64_t n = out.numel();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(low + (high - low) * g.next_double());
   });
   return out;
 }
@@ -90,7 +91,8 @@ Tensor Tensor::normal(const Shape& shape, double mean, double stddev, DType dtyp
   Tensor out = empty(shape, dtype);
   dispatch_float(dtype, "normal", [&]<typename T>() {
     T* p = out.data_ptr<T>();
-    for (int64_t i = 0; i < out.numel(); ++i) p[i] = static_cast<T>(mean + stddev * g.next_normal());
+    const int64_t n = out.numel();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(mean + stddev * g.next_normal());
   });
   return out;
 }
@@ -100,7 +102,15 @@ Tensor Tensor::bernoulli(const Shape& shape, double p, Generator* generator) {
   Generator& g = generator ? *generator : default_generator();
   Tensor out = empty(shape, DType::Bool);
   bool* q = out.data_ptr<bool>();
-  for (int64_t i = 0; i < out.numel(); ++i) q[i] = g.next_double() < p;
+  const int64_t n = out.numel();
+  // Two draws per 64-bit word, each a 32-bit uniform integer compared with p·2^32: dropout masks for
+  // attention weights run to millions of draws per step, on one thread so that the seed fixes them.
+  const uint64_t threshold = static_cast<uint64_t>(std::ldexp(p, 32));  // p = 1 gives 2^32: always true
+  for (int64_t i = 0; i < n; i += 2) {
+    const uint64_t bits = g.next_u64();
+    q[i] = (bits & 0xffffffffu) < threshold;
+    if (i + 1 < n) q[i + 1] = (bits >> 32) < threshold;
+  }
   return out;
 }
 

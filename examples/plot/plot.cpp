@@ -1,0 +1,214 @@
+#include "examples/plot/plot.h"
+
+#include <plplot/plplot.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "tensor/error.h"
+
+namespace plot {
+
+namespace {
+
+// A colour-blind-safe palette (Okabe and Ito) for lines; index 0 is the background, 1 the axes and text.
+const int kPalette[][3] = {{255, 255, 255}, {0, 0, 0},     {0, 114, 178},  {213, 94, 0},  {0, 158, 115},
+                           {204, 121, 167}, {230, 159, 0}, {86, 180, 233}, {240, 228, 66}, {100, 100, 100}};
+constexpr int kColours = sizeof(kPalette) / sizeof(kPalette[0]);
+
+// Opens a PNG figure on a new PLplot stream; finish() closes it and moves the file into place.
+class Figure {
+ public:
+  Figure(const std::string& path, int width, int height) : path_(path), temporary_(path + ".tmp.png") {
+    plgstrm(&previous_);
+    plmkstrm(&stream_);
+    plsdev("pngcairo");
+    plsfnam(temporary_.c_str());
+    plspage(0, 0, width, height, 0, 0);
+    plscmap0n(kColours);
+    for (int i = 0; i < kColours; ++i) plscol0(i, kPalette[i][0], kPalette[i][1], kPalette[i][2]);
+    plinit();
+    pladv(0);
+    plschr(0, 1.1);
+  }
+  ~Figure() {
+    if (!finished_) {
+      plend1();
+      std::remove(temporary_.c_str());
+    }
+    plsstrm(previous_);
+  }
+  void finish() {
+    plend1();
+    finished_ = true;
+    std::error_code ec;
+    std::filesystem::rename(temporary_, path_, ec);
+    if (ec) throw minigrad::Error("plot", "cannot write " + path_ + ": " + ec.message());
+  }
+
+ private:
+  std::string path_, temporary_;
+  PLINT previous_ = 0, stream_ = 0;
+  bool finished_ = false;
+};
+
+// A viridis-like map from dark blue through green to yellow, for heatmaps.
+void use_viridis() {
+  PLFLT position[] = {0.0, 0.25, 0.5, 0.75, 1.0};
+  PLFLT r[] = {0.267, 0.231, 0.128, 0.369, 0.993};
+  PLFLT g[] = {0.005, 0.322, 0.567, 0.789, 0.906};
+  PLFLT b[] = {0.329, 0.546, 0.551, 0.383, 0.144};
+  plscmap1n(256);
+  plscmap1l(1, 5, position, r, g, b, nullptr);
+}
+
+// At most ~40 labels along an axis: with more they would overlap, so every k-th is shown.
+size_t label_stride(size_t n) { return std::max<size_t>(1, (n + 39) / 40); }
+
+}  // namespace
+
+void line_plot(const std::string& path, const std::vector<Series>& series, const LinePlotOptions& o) {
+  if (series.empty()) throw minigrad::ValueError("line_plot", "no series to draw");
+  auto tx = [&](double v) { return o.log_x ? std::log10(v) : v; };
+  auto ty = [&](double v) { return o.log_y ? std::log10(v) : v; };
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  for (const Series& s : series) {
+    if (s.x.size() != s.y.size() || s.x.empty()) {
+      throw minigrad::ValueError("line_plot", "series '" + s.label + "' needs as many x as y values, at least one");
+    }
+    for (size_t i = 0; i < s.x.size(); ++i) {
+      if ((o.log_x && s.x[i] <= 0) || (o.log_y && s.y[i] <= 0)) {
+        throw minigrad::ValueError("line_plot", "series '" + s.label + "' has a non-positive value on a log axis");
+      }
+      x0 = std::min(x0, tx(s.x[i])), x1 = std::max(x1, tx(s.x[i]));
+      y0 = std::min(y0, ty(s.y[i])), y1 = std::max(y1, ty(s.y[i]));
+    }
+  }
+  if (x1 == x0) x1 = x0 + 1;
+  const double pad = (y1 - y0) * 0.08 + (y1 == y0 ? 1 : 0);
+  Figure figure(path, o.width, o.height);
+  plvpor(0.1, 0.95, 0.12, 0.9);
+  plwind(x0, x1, y0 - pad, y1 + pad);
+  plcol0(1);
+  plbox(o.log_x ? "bcnstl" : "bcnst", 0, 0, o.log_y ? "bcnstvl" : "bcnstv", 0, 0);
+  pllab(o.x_label.c_str(), o.y_label.c_str(), o.title.c_str());
+
+  std::vector<PLINT> opts, colours, styles, text_colours;
+  std::vector<PLFLT> widths;
+  std::vector<const char*> labels;
+  for (size_t k = 0; k < series.size(); ++k) {
+    const Series& s = series[k];
+    const PLINT colour = 2 + static_cast<PLINT>(k % (kColours - 2));
+    std::vector<PLFLT> x(s.x.size()), y(s.y.size());
+    std::transform(s.x.begin(), s.x.end(), x.begin(), tx);
+    std::transform(s.y.begin(), s.y.end(), y.begin(), ty);
+    plcol0(colour);
+    pllsty(s.dashed ? 2 : 1);
+    plwidth(2);
+    plline(static_cast<PLINT>(x.size()), x.data(), y.data());
+    opts.push_back(PL_LEGEND_LINE);
+    colours.push_back(colour);
+    styles.push_back(s.dashed ? 2 : 1);
+    text_colours.push_back(1);
+    widths.push_back(2);
+    labels.push_back(s.label.c_str());
+  }
+  pllsty(1);
+  plwidth(1);
+  PLFLT legend_width, legend_height;
+  pllegend(&legend_width, &legend_height, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+           PL_POSITION_TOP | PL_POSITION_RIGHT | PL_POSITION_INSIDE, 0.02, 0.02, 0.08, 0, 1, 1, 0, 0,
+           static_cast<PLINT>(series.size()), opts.data(), 1.0, 1.0, 2.0, 1.0, text_colours.data(), labels.data(),
+           nullptr, nullptr, nullptr, nullptr, colours.data(), styles.data(), widths.data(), nullptr, nullptr, nullptr,
+           nullptr);
+  figure.finish();
+}
+
+void heatmap(const std::string& path, const minigrad::Tensor& values, const HeatmapOptions& o) {
+  if (values.rank() != 2 || values.numel() == 0) {
+    throw minigrad::ValueError("heatmap", "needs a non-empty 2-D tensor, got shape " + values.shape().str());
+  }
+  const int64_t rows = values.shape()[0], cols = values.shape()[1];
+  if ((!o.x_ticks.empty() && static_cast<int64_t>(o.x_ticks.size()) != cols) ||
+      (!o.y_ticks.empty() && static_cast<int64_t>(o.y_ticks.size()) != rows)) {
+    throw minigrad::ValueError("heatmap", "tick labels do not match the shape " + values.shape().str());
+  }
+  const std::vector<double> v = values.to_vector<double>();
+  double lo = *std::min_element(v.begin(), v.end()), hi = *std::max_element(v.begin(), v.end());
+  if (hi == lo) hi = lo + 1;
+  // PLplot wants idata[x][y] with y growing upwards.
+  std::vector<std::vector<PLFLT>> columns(static_cast<size_t>(cols), std::vector<PLFLT>(static_cast<size_t>(rows)));
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t y = o.rows_downward ? rows - 1 - r : r;
+    for (int64_t c = 0; c < cols; ++c) columns[c][y] = v[static_cast<size_t>(r * cols + c)];
+  }
+  std::vector<const PLFLT*> pointers;
+  for (const auto& column : columns) pointers.push_back(column.data());
+
+  // Room for the longest tick label beside each axis (in character heights at the 0.8 scale used).
+  auto longest = [](const std::vector<std::string>& ticks) {
+    size_t n = 0;
+    for (const std::string& t : ticks) n = std::max(n, t.size());
+    return static_cast<double>(n);
+  };
+  const double x_room = o.x_ticks.empty() ? 0 : 0.65 * longest(o.x_ticks) + 1;
+  const double y_room = o.y_ticks.empty() ? 0 : 0.65 * longest(o.y_ticks) + 1;
+
+  Figure figure(path, o.width, o.height);
+  const bool token_labels = !o.x_ticks.empty() || !o.y_ticks.empty();
+  // Viewport margins grow with the labels: about 1.4% of the page per character height.
+  plvpor(0.1 + 0.012 * y_room, 0.82, 0.12 + 0.014 * x_room, 0.9);
+  plwind(0, static_cast<PLFLT>(cols), 0, static_cast<PLFLT>(rows));
+  use_viridis();
+  plimagefr(const_cast<PLFLT_MATRIX>(pointers.data()), static_cast<PLINT>(cols), static_cast<PLINT>(rows), 0,
+            static_cast<PLFLT>(cols), 0, static_cast<PLFLT>(rows), lo, hi, lo, hi, nullptr, nullptr);
+  plcol0(1);
+  plbox(o.x_ticks.empty() ? "bcnst" : "bc", 0, 0, o.y_ticks.empty() ? "bcnstv" : "bc", 0, 0);
+  plschr(0, 0.8);
+  const size_t xs = label_stride(o.x_ticks.size()), ys = label_stride(o.y_ticks.size());
+  for (size_t c = 0; c < o.x_ticks.size(); c += xs) {  // vertical labels under each column
+    plmtex("bv", 0.5, (static_cast<double>(c) + 0.5) / static_cast<double>(cols), 1.0, o.x_ticks[c].c_str());
+  }
+  for (size_t r = 0; r < o.y_ticks.size(); r += ys) {
+    const double y = o.rows_downward ? static_cast<double>(rows) - 0.5 - static_cast<double>(r) : static_cast<double>(r) + 0.5;
+    plmtex("lv", 0.5, y / static_cast<double>(rows), 1.0, o.y_ticks[r].c_str());
+  }
+  plschr(0, 1.1);
+  pllab(token_labels ? "" : o.x_label.c_str(), token_labels ? "" : o.y_label.c_str(), o.title.c_str());
+  if (token_labels) {  // the axis names, clear of the token labels
+    plmtex("b", x_room * 0.8 + 1.5, 0.5, 0.5, o.x_label.c_str());
+    plmtex("l", y_room * 0.8 + 1.0, 0.5, 0.5, o.y_label.c_str());
+  }
+
+  // The colour scale, with its label.
+  const char* axis_opts[] = {"bcvtm"};
+  const char* labels[] = {o.colorbar_label.c_str()};
+  PLINT label_opts[] = {PL_COLORBAR_LABEL_RIGHT};
+  PLFLT ticks[] = {0.0};
+  PLINT sub_ticks[] = {0};
+  PLINT n_values[] = {2};
+  PLFLT range[] = {lo, hi};
+  const PLFLT* value_rows[] = {range};
+  PLFLT bar_width, bar_height;
+  plcolorbar(&bar_width, &bar_height, PL_COLORBAR_IMAGE, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.03, 0, 0.04, 0.8,
+             0, 1, 1, 0, 0, 0, 0, 1, label_opts, labels, 1, axis_opts, ticks, sub_ticks, n_values,
+             const_cast<PLFLT_MATRIX>(value_rows));
+  figure.finish();
+}
+
+std::pair<int, int> png_size(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char header[24] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  static const unsigned char kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (!in || !std::equal(kSignature, kSignature + 8, header) || std::string(header + 12, header + 16) != "IHDR") {
+    throw minigrad::Error("png_size", path + " is not a PNG file");
+  }
+  auto be32 = [&](int at) { return (header[at] << 24) | (header[at + 1] << 16) | (header[at + 2] << 8) | header[at + 3]; };
+  return {be32(16), be32(20)};
+}
+
+}  // namespace plot

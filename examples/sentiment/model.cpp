@@ -1,0 +1,155 @@
+#include "examples/sentiment/model.h"
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "tensor/file_io.h"
+
+namespace sentiment {
+
+using namespace minigrad;
+using json = nlohmann::json;
+
+json Config::to_json() const {
+  return {{"vocab_size", vocab_size}, {"min_freq", min_freq},       {"max_len", max_len},
+          {"num_hiddens", num_hiddens}, {"num_heads", num_heads},   {"ffn_num_hiddens", ffn_num_hiddens},
+          {"num_layers", num_layers}, {"dropout", dropout},         {"embedding_std", embedding_std},
+          {"learnable_positions", learnable_positions},             {"batch_size", batch_size},
+          {"epochs", epochs},         {"lr", lr},                   {"weight_decay", weight_decay},
+          {"warmup", warmup},         {"clip", clip},               {"seed", seed}};
+}
+
+Config Config::from_json(const json& j, const std::string& source) {
+  Config c;
+  auto read = [&](const char* key, auto& field) {
+    if (!j.contains(key)) throw Error("config", source + ": missing '" + key + "'");
+    try {
+      j.at(key).get_to(field);
+    } catch (const json::exception&) {
+      throw Error("config", source + ": '" + key + "' has the wrong type");
+    }
+  };
+  if (!j.is_object()) throw Error("config", source + ": not a JSON object");
+  read("vocab_size", c.vocab_size);
+  read("min_freq", c.min_freq);
+  read("max_len", c.max_len);
+  read("num_hiddens", c.num_hiddens);
+  read("num_heads", c.num_heads);
+  read("ffn_num_hiddens", c.ffn_num_hiddens);
+  read("num_layers", c.num_layers);
+  read("dropout", c.dropout);
+  read("embedding_std", c.embedding_std);
+  read("learnable_positions", c.learnable_positions);
+  read("batch_size", c.batch_size);
+  read("epochs", c.epochs);
+  read("lr", c.lr);
+  read("weight_decay", c.weight_decay);
+  read("warmup", c.warmup);
+  read("clip", c.clip);
+  read("seed", c.seed);
+  return c;
+}
+
+std::string Config::architecture() const {
+  std::ostringstream s;
+  s << "max_len=" << max_len << " num_hiddens=" << num_hiddens << " num_heads=" << num_heads
+    << " ffn_num_hiddens=" << ffn_num_hiddens << " num_layers=" << num_layers
+    << " learnable_positions=" << learnable_positions;
+  return s.str();
+}
+
+SentimentModel::SentimentModel(const Config& c, int64_t vocab_size) {
+  encoder = register_module("encoder", std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
+                                           .vocab_size = vocab_size,
+                                           .num_hiddens = c.num_hiddens,
+                                           .ffn_num_hiddens = c.ffn_num_hiddens,
+                                           .num_heads = c.num_heads,
+                                           .num_layers = c.num_layers,
+                                           .dropout = c.dropout,
+                                           .max_len = c.max_len,
+                                           .learnable_positions = c.learnable_positions,
+                                           .padding_idx = Vocabulary::kPad}));
+  if (c.embedding_std != 1.0) {  // re-draw the table at the configured scale, keeping the padding row at 0
+    const Tensor& table = encoder->embedding->weight.data();
+    table.copy_(Tensor::normal(table.shape(), 0, c.embedding_std));
+    table.select(0, Vocabulary::kPad).zero_();
+  }
+  dropout = register_module("dropout", std::make_shared<nn::Dropout>(c.dropout));
+  head = register_module("head", std::make_shared<nn::Linear>(2 * c.num_hiddens, 2));
+}
+
+Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths) {
+  const Variable h = encoder->forward(tokens, {.valid_lens = lengths});  // (B, T, d)
+  // Mean pooling sees the whole review; max pooling lets one strong phrase ("waste of time") speak.
+  const Variable pooled = concat({nn::masked_mean(h, lengths), nn::masked_max(h, lengths)}, 1);  // (B, 2d)
+  return head->forward(dropout->forward(pooled));  // (B, 2)
+}
+
+namespace {
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error("checkpoint", "cannot open " + file.string());
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+json parse_json(const std::filesystem::path& file) {
+  try {
+    return json::parse(read_text(file));
+  } catch (const json::exception& e) {
+    throw Error("checkpoint", file.string() + " is not valid JSON: " + e.what());
+  }
+}
+
+// A short fingerprint of the vocabulary: the same tokens in the same order give the same text.
+std::string fingerprint(const Vocabulary& v) {
+  size_t h = 0;
+  for (const std::string& t : v.tokens()) h = h * 1000003u ^ std::hash<std::string>{}(t);
+  std::ostringstream s;
+  s << v.size() << " tokens, hash " << std::hex << h;
+  return s.str();
+}
+
+}  // namespace
+
+void Checkpoint::save(const std::filesystem::path& dir) const {
+  std::filesystem::create_directories(dir);
+  write_file_atomically((dir / "config.json").string(), config.to_json().dump(2) + "\n");
+  write_file_atomically((dir / "vocab.json").string(), json(vocabulary.tokens()).dump() + "\n");
+  optim::save_weights(*model, (dir / "model.safetensors").string(),
+                      {{"architecture", config.architecture()}, {"vocabulary", fingerprint(vocabulary)}});
+}
+
+Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir)) {
+    throw Error("checkpoint", dir.string() + " is not a folder (train a model first, or pass --model DIR)");
+  }
+  const Config config = Config::from_json(parse_json(dir / "config.json"), (dir / "config.json").string());
+  const json tokens = parse_json(dir / "vocab.json");
+  if (!tokens.is_array()) throw Error("checkpoint", (dir / "vocab.json").string() + " is not a list of tokens");
+  Vocabulary vocabulary(tokens.get<std::vector<std::string>>());
+
+  const std::string weights = (dir / "model.safetensors").string();
+  const SafetensorsFile file = load_safetensors(weights);
+  auto recorded = [&](const std::string& key) {
+    auto it = file.metadata.find(key);
+    return it == file.metadata.end() ? std::string("(not recorded)") : it->second;
+  };
+  if (recorded("architecture") != config.architecture()) {
+    throw Error("checkpoint", weights + " was trained with " + recorded("architecture") + ", but config.json says " +
+                                  config.architecture());
+  }
+  if (recorded("vocabulary") != fingerprint(vocabulary)) {
+    throw Error("checkpoint", weights + " was trained with a vocabulary of " + recorded("vocabulary") +
+                                  ", but vocab.json has " + fingerprint(vocabulary));
+  }
+  auto model = std::make_shared<SentimentModel>(config, vocabulary.size());
+  optim::load_weights(*model, file, weights);
+  model->eval();
+  return Checkpoint{config, std::move(vocabulary), std::move(model)};
+}
+
+}  // namespace sentiment

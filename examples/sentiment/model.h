@@ -1,0 +1,78 @@
+// The sentiment classifier: a Transformer encoder over the review's tokens, pooled over the valid
+// positions, and a linear head over two classes (negative, positive).
+//
+//   tokens (B, T) -> Embedding·√d + PositionalEncoding -> N encoder layers -> masked mean and max pooling
+//   -> dropout -> Linear -> logits (B, 2)
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "examples/sentiment/text.h"
+#include "minigrad.h"
+
+namespace sentiment {
+
+// Everything that defines a trained model and how it was trained. Saved as config.json beside the
+// checkpoint; the defaults are the configuration the README's numbers come from.
+struct Config {
+  // data
+  int64_t vocab_size = 25000;  // at most, including <pad> and <unk>
+  int64_t min_freq = 2;
+  int64_t max_len = 256;       // tokens per review; longer ones keep their first and last max_len/2
+  // model
+  int64_t num_hiddens = 64;
+  int64_t num_heads = 4;
+  int64_t ffn_num_hiddens = 128;
+  int64_t num_layers = 1;
+  double dropout = 0.1;
+  // The token embedding starts N(0, embedding_std²) (PyTorch's default is 1).
+  double embedding_std = 1.0;
+  bool learnable_positions = false;  // learned position embeddings instead of sinusoids
+  // training
+  int64_t batch_size = 64;
+  int64_t epochs = 3;
+  double lr = 2e-3;
+  double weight_decay = 0.01;
+  double warmup = 0.1;  // fraction of the steps
+  double clip = 1.0;
+  uint64_t seed = 0;
+
+  nlohmann::json to_json() const;
+  // Throws naming `source` if a field is missing or of the wrong type.
+  static Config from_json(const nlohmann::json& j, const std::string& source);
+  // The fields that shape the model's tensors, as text: two checkpoints load into each other's models
+  // exactly when these agree.
+  std::string architecture() const;
+};
+
+class SentimentModel : public minigrad::nn::Module {
+ public:
+  SentimentModel(const Config& config, int64_t vocab_size);
+
+  // tokens (B, T) int64, lengths (B) int64 -> logits (B, 2)
+  minigrad::Variable forward(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths);
+
+  std::string name() const override { return "SentimentModel"; }
+
+  std::shared_ptr<minigrad::nn::TransformerEncoder> encoder;
+  std::shared_ptr<minigrad::nn::Dropout> dropout;
+  std::shared_ptr<minigrad::nn::Linear> head;
+};
+
+// A trained model with what it needs to read text: saved as a folder of model.safetensors, config.json
+// and vocab.json.
+struct Checkpoint {
+  Config config;
+  Vocabulary vocabulary;
+  std::shared_ptr<SentimentModel> model;
+
+  void save(const std::filesystem::path& dir) const;
+  // Checks that the three files belong together (the model file records the configuration and the
+  // vocabulary it was trained with) and says which file disagrees if not.
+  static Checkpoint load(const std::filesystem::path& dir);
+};
+
+}  // namespace sentiment

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The main job: train the Transformer-encoder sentiment classifier on the IMDB Large Movie Review Dataset
+# from scratch, evaluate it on the 25,000 test reviews and on the UCI sentence files, and print the
+# accuracies.
+#
+#   scripts/train-sentiment.sh                              # the default configuration
+#   scripts/train-sentiment.sh --dataset ~/aclImdb_v1.tar.gz # the dataset from elsewhere
+#   scripts/train-sentiment.sh --epochs 5 --layers 2        # other options go to `minigrad-sentiment train`
+#
+# The dataset is looked for, in order: --dataset PATH or $MINIGRAD_IMDB (the official aclImdb_v1.tar.gz,
+# or an extracted aclImdb folder); ../shared/data/aclImdb_v1.tar.gz beside this repository; a download of
+# the official tarball (where the network allows). It is extracted once into data/aclImdb (git-ignored).
+set -euo pipefail
+if [ "${1:-}" = "--dataset" ]; then
+  [ $# -ge 2 ] || { echo "error: --dataset needs a path" >&2; exit 1; }
+  MINIGRAD_IMDB=$(realpath "$2")
+  shift 2
+fi
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+official_url="https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
+target=data/aclImdb
+
+fail() {
+  echo "error: $*" >&2
+  exit 1
+}
+
+# Extracts a tarball into data/, through a temporary folder so that an interrupted run leaves nothing
+# half-extracted behind. The unlabelled reviews (train/unsup) are not used and not extracted.
+extract() {
+  local tarball=$1
+  echo "extracting $tarball into $target (once)"
+  rm -rf data/.extracting && mkdir -p data/.extracting
+  tar -xzf "$tarball" -C data/.extracting --exclude='aclImdb/train/unsup' ||
+    fail "$tarball could not be extracted; is it the official aclImdb_v1.tar.gz?"
+  [ -d data/.extracting/aclImdb/train/pos ] && [ -d data/.extracting/aclImdb/test/neg ] ||
+    fail "$tarball does not hold the aclImdb layout (aclImdb/{train,test}/{pos,neg})"
+  rm -rf "$target" && mv data/.extracting/aclImdb "$target" && rm -rf data/.extracting
+}
+
+if [ -d "$target/train/pos" ] && [ -d "$target/test/neg" ]; then
+  :  # extracted by an earlier run
+elif [ -n "${MINIGRAD_IMDB:-}" ]; then
+  if [ -d "$MINIGRAD_IMDB" ]; then
+    [ -d "$MINIGRAD_IMDB/train/pos" ] || fail "MINIGRAD_IMDB=$MINIGRAD_IMDB has no train/pos folder"
+    mkdir -p data && ln -sfn "$(cd "$MINIGRAD_IMDB" && pwd)" "$target"
+  elif [ -f "$MINIGRAD_IMDB" ]; then
+    extract "$MINIGRAD_IMDB"
+  else
+    fail "MINIGRAD_IMDB=$MINIGRAD_IMDB is neither a file nor a folder"
+  fi
+elif [ -f ../shared/data/aclImdb_v1.tar.gz ]; then
+  extract ../shared/data/aclImdb_v1.tar.gz
+else
+  echo "the IMDB dataset is not here; trying to download $official_url"
+  mkdir -p data
+  if (command -v curl >/dev/null && curl -fL --retry 2 -o data/aclImdb_v1.tar.gz.part "$official_url") ||
+     (command -v wget >/dev/null && wget -q -O data/aclImdb_v1.tar.gz.part "$official_url"); then
+    mv data/aclImdb_v1.tar.gz.part data/aclImdb_v1.tar.gz
+    extract data/aclImdb_v1.tar.gz
+  else
+    rm -f data/aclImdb_v1.tar.gz.part
+    fail "could not find or download the IMDB dataset.
+  Put the official aclImdb_v1.tar.gz at ../shared/data/aclImdb_v1.tar.gz, or point MINIGRAD_IMDB at it
+  (or at an extracted aclImdb folder): MINIGRAD_IMDB=/path/to/aclImdb_v1.tar.gz $0"
+  fi
+fi
+
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build build/release -j "$(nproc)" --target minigrad-sentiment
+program=build/release/examples/minigrad-sentiment
+
+"$program" train --data "$target" --out out/sentiment "$@"
+
+# Out of domain: short product, restaurant and movie sentences (UCI Sentiment Labelled Sentences).
+sentences=${MINIGRAD_SENTENCES:-../shared/data/sentiment_sentences}
+if compgen -G "$sentences/*_labelled.txt" > /dev/null; then
+  echo "out-of-domain accuracy (UCI Sentiment Labelled Sentences):"
+  tsv_args=()
+  for f in "$sentences"/*_labelled.txt; do tsv_args+=(--tsv "$f"); done
+  "$program" eval --model out/sentiment "${tsv_args[@]}"
+else
+  echo "(no UCI sentence files at $sentences; set MINIGRAD_SENTENCES to evaluate on them)"
+fi
