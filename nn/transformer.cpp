@@ -28,7 +28,7 @@ EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
   attention = register_module("attention", std::make_shared<MultiHeadAttention>(MultiHeadAttentionOptions{
                                                .num_hiddens = opts.num_hiddens,
                                                .num_heads = opts.num_heads,
-                                               .dropout = opts.dropout,
+                                               .dropout = opts.attention_dropout.value_or(opts.dropout),
                                                .bias = opts.bias}));
   addnorm1 = register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
   ffn = register_module("ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens, opts.activation));
@@ -60,6 +60,7 @@ TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : 
         .ffn_num_hiddens = opts.ffn_num_hiddens,
         .num_heads = opts.num_heads,
         .dropout = opts.dropout,
+        .attention_dropout = opts.attention_dropout,
         .bias = opts.bias,
         .norm_first = opts.norm_first,
         .activation = opts.activation})));

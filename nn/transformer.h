@@ -10,6 +10,8 @@
 // transforms each position on its own.
 #pragma once
 
+#include <optional>
+
 #include "nn/attention.h"
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"
@@ -52,6 +54,9 @@ struct EncoderLayerOptions {
   int64_t ffn_num_hiddens = 0;
   int64_t num_heads = 1;
   double dropout = 0;
+  // Dropout on the attention weights; unset means `dropout` (as d2l and PyTorch). It is the costliest
+  // dropout of the layer: its masks are (batch, heads, length, length).
+  std::optional<double> attention_dropout{};
   bool bias = false;        // in the attention projections, as d2l's use_bias
   bool norm_first = false;  // pre-norm instead of Vaswani's post-norm
   Activation activation = Activation::ReLU;
@@ -94,6 +99,7 @@ struct TransformerEncoderOptions {
   int64_t num_heads = 1;
   int64_t num_layers = 1;
   double dropout = 0;
+  std::optional<double> attention_dropout{};  // unset: `dropout`
   bool bias = false;
   int64_t max_len = 1000;
   bool norm_first = false;

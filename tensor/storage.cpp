@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 namespace minigrad {
@@ -16,8 +16,9 @@ constexpr size_t kAlignment = 64;
 // Large buffers are recycled rather than handed back to the system. glibc returns a block of more than
 // 32 MB to the kernel when it is freed, and the next allocation of that size faults in and zeroes every
 // page again: training the sentiment model spent 45% of its time in the kernel doing that, for the same
-// few sizes, step after step. Freed buffers of 1 MB or more wait here, grouped in size classes (eight per
-// power of two, so a buffer serves requests up to 12.5% smaller), up to 2 GiB in all.
+// few sizes, step after step. Freed buffers of 1 MB or more wait here, up to 2 GiB in all. A request
+// takes the smallest waiting buffer that holds it, if that buffer is at most twice as big; otherwise it
+// gets a new one, rounded up to a size class (eight per power of two) so that similar sizes share them.
 class BufferCache {
  public:
   static constexpr size_t kSmallest = 1 << 20;
@@ -29,13 +30,15 @@ class BufferCache {
     return (bytes + step - 1) / step * step;
   }
 
-  void* take(size_t bytes) {
+  // A waiting buffer of at least `bytes` and at most twice that, or nullptr; `capacity` gets its size.
+  void* take(size_t bytes, size_t& capacity) {
     std::lock_guard lock(mutex_);
-    auto it = free_.find(bytes);
-    if (it == free_.end() || it->second.empty()) return nullptr;
-    void* p = it->second.back();
-    it->second.pop_back();
-    cached_ -= bytes;
+    auto it = free_.lower_bound(bytes);
+    if (it == free_.end() || it->first > 2 * bytes) return nullptr;
+    capacity = it->first;
+    void* p = it->second;
+    free_.erase(it);
+    cached_ -= capacity;
     return p;
   }
 
@@ -44,7 +47,7 @@ class BufferCache {
     {
       std::lock_guard lock(mutex_);
       if (cached_ + bytes <= kLimit) {
-        free_[bytes].push_back(p);
+        free_.emplace(bytes, p);
         cached_ += bytes;
         return;
       }
@@ -54,7 +57,7 @@ class BufferCache {
 
  private:
   std::mutex mutex_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
+  std::multimap<size_t, void*> free_;  // by size, for best fit
   size_t cached_ = 0;
 };
 
@@ -72,8 +75,8 @@ Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
     return;
   }
   if (nbytes >= BufferCache::kSmallest) {
-    capacity_ = BufferCache::size_class(nbytes);
-    data_ = cache().take(capacity_);
+    data_ = cache().take(nbytes, capacity_);
+    if (data_ == nullptr) capacity_ = BufferCache::size_class(nbytes);
   } else {
     capacity_ = (nbytes + kAlignment - 1) / kAlignment * kAlignment;  // aligned_alloc wants a multiple
   }

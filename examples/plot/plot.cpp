@@ -19,14 +19,21 @@ const int kPalette[][3] = {{255, 255, 255}, {0, 0, 0},     {0, 114, 178},  {213,
                            {204, 121, 167}, {230, 159, 0}, {86, 180, 233}, {240, 228, 66}, {100, 100, 100}};
 constexpr int kColours = sizeof(kPalette) / sizeof(kPalette[0]);
 
-// Opens a PNG figure on a new PLplot stream; finish() closes it and moves the file into place.
+// Opens a figure on a new PLplot stream: a PNG file (finish() closes it and moves the file into place),
+// or, with an empty path, an RGB buffer in memory.
 class Figure {
  public:
   Figure(const std::string& path, int width, int height) : path_(path), temporary_(path + ".tmp.png") {
     plgstrm(&previous_);
     plmkstrm(&stream_);
-    plsdev("pngcairo");
-    plsfnam(temporary_.c_str());
+    if (path.empty()) {
+      pixels_.assign(static_cast<size_t>(width) * static_cast<size_t>(height) * 3, 255);
+      plsdev("memcairo");
+      plsmem(width, height, pixels_.data());
+    } else {
+      plsdev("pngcairo");
+      plsfnam(temporary_.c_str());
+    }
     plspage(0, 0, width, height, 0, 0);
     plscmap0n(kColours);
     for (int i = 0; i < kColours; ++i) plscol0(i, kPalette[i][0], kPalette[i][1], kPalette[i][2]);
@@ -37,20 +44,23 @@ class Figure {
   ~Figure() {
     if (!finished_) {
       plend1();
-      std::remove(temporary_.c_str());
+      if (!path_.empty()) std::remove(temporary_.c_str());
     }
     plsstrm(previous_);
   }
   void finish() {
     plend1();
     finished_ = true;
+    if (path_.empty()) return;
     std::error_code ec;
     std::filesystem::rename(temporary_, path_, ec);
     if (ec) throw minigrad::Error("plot", "cannot write " + path_ + ": " + ec.message());
   }
+  std::vector<unsigned char>& pixels() { return pixels_; }
 
  private:
   std::string path_, temporary_;
+  std::vector<unsigned char> pixels_;
   PLINT previous_ = 0, stream_ = 0;
   bool finished_ = false;
 };
@@ -120,14 +130,38 @@ void line_plot(const std::string& path, const std::vector<Series>& series, const
   plwidth(1);
   PLFLT legend_width, legend_height;
   pllegend(&legend_width, &legend_height, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
-           PL_POSITION_TOP | PL_POSITION_RIGHT | PL_POSITION_INSIDE, 0.02, 0.02, 0.08, 0, 1, 1, 0, 0,
+           PL_POSITION_TOP | (o.legend_left ? PL_POSITION_LEFT : PL_POSITION_RIGHT) | PL_POSITION_INSIDE, 0.02, 0.02,
+           0.08, 0, 1, 1, 0, 0,
            static_cast<PLINT>(series.size()), opts.data(), 1.0, 1.0, 2.0, 1.0, text_colours.data(), labels.data(),
            nullptr, nullptr, nullptr, nullptr, colours.data(), styles.data(), widths.data(), nullptr, nullptr, nullptr,
            nullptr);
   figure.finish();
 }
 
+namespace {
+
+// Draws the heatmap into `figure`'s stream.
+void draw_heatmap(Figure& figure, const minigrad::Tensor& values, const HeatmapOptions& o);
+
+}  // namespace
+
 void heatmap(const std::string& path, const minigrad::Tensor& values, const HeatmapOptions& o) {
+  if (path.empty()) throw minigrad::ValueError("heatmap", "the path is empty");
+  Figure figure(path, o.width, o.height);
+  draw_heatmap(figure, values, o);
+  figure.finish();
+}
+
+std::vector<unsigned char> heatmap_pixels(const minigrad::Tensor& values, const HeatmapOptions& o) {
+  Figure figure("", o.width, o.height);
+  draw_heatmap(figure, values, o);
+  figure.finish();
+  return std::move(figure.pixels());
+}
+
+namespace {
+
+void draw_heatmap(Figure& figure, const minigrad::Tensor& values, const HeatmapOptions& o) {
   if (values.rank() != 2 || values.numel() == 0) {
     throw minigrad::ValueError("heatmap", "needs a non-empty 2-D tensor, got shape " + values.shape().str());
   }
@@ -139,11 +173,15 @@ void heatmap(const std::string& path, const minigrad::Tensor& values, const Heat
   const std::vector<double> v = values.to_vector<double>();
   double lo = *std::min_element(v.begin(), v.end()), hi = *std::max_element(v.begin(), v.end());
   if (hi == lo) hi = lo + 1;
-  // PLplot wants idata[x][y] with y growing upwards.
-  std::vector<std::vector<PLFLT>> columns(static_cast<size_t>(cols), std::vector<PLFLT>(static_cast<size_t>(rows)));
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t y = o.rows_downward ? rows - 1 - r : r;
-    for (int64_t c = 0; c < cols; ++c) columns[c][y] = v[static_cast<size_t>(r * cols + c)];
+  // plimagefr treats its n values along an axis as points of a grid from min to max and colours each
+  // quad between neighbouring points by its lower corner: n values make n - 1 quads. So it gets one more
+  // point each way (repeating the last row and column), and quad [c, c + 1] x [r, r + 1] is exactly
+  // cell (r, c). Data go column by column: idata[x][y].
+  std::vector<std::vector<PLFLT>> columns(static_cast<size_t>(cols + 1), std::vector<PLFLT>(static_cast<size_t>(rows + 1)));
+  for (int64_t r = 0; r <= rows; ++r) {
+    for (int64_t c = 0; c <= cols; ++c) {
+      columns[c][r] = v[static_cast<size_t>(std::min(r, rows - 1) * cols + std::min(c, cols - 1))];
+    }
   }
   std::vector<const PLFLT*> pointers;
   for (const auto& column : columns) pointers.push_back(column.data());
@@ -157,13 +195,14 @@ void heatmap(const std::string& path, const minigrad::Tensor& values, const Heat
   const double x_room = o.x_ticks.empty() ? 0 : 0.65 * longest(o.x_ticks) + 1;
   const double y_room = o.y_ticks.empty() ? 0 : 0.65 * longest(o.y_ticks) + 1;
 
-  Figure figure(path, o.width, o.height);
-  const bool token_labels = !o.x_ticks.empty() || !o.y_ticks.empty();
+  (void)figure;  // the stream is open; everything below draws on it
   // Viewport margins grow with the labels: about 1.4% of the page per character height.
-  plvpor(0.1 + 0.012 * y_room, 0.82, 0.12 + 0.014 * x_room, 0.9);
-  plwind(0, static_cast<PLFLT>(cols), 0, static_cast<PLFLT>(rows));
+  plvpor(0.13 + 0.012 * y_room, 0.82, 0.13 + 0.014 * x_room, 0.9);
+  // Rows downward: a reversed y window puts row 0 at the top, numbers on the axis included.
+  plwind(0, static_cast<PLFLT>(cols), o.rows_downward ? static_cast<PLFLT>(rows) : 0,
+         o.rows_downward ? 0 : static_cast<PLFLT>(rows));
   use_viridis();
-  plimagefr(const_cast<PLFLT_MATRIX>(pointers.data()), static_cast<PLINT>(cols), static_cast<PLINT>(rows), 0,
+  plimagefr(const_cast<PLFLT_MATRIX>(pointers.data()), static_cast<PLINT>(cols + 1), static_cast<PLINT>(rows + 1), 0,
             static_cast<PLFLT>(cols), 0, static_cast<PLFLT>(rows), lo, hi, lo, hi, nullptr, nullptr);
   plcol0(1);
   plbox(o.x_ticks.empty() ? "bcnst" : "bc", 0, 0, o.y_ticks.empty() ? "bcnstv" : "bc", 0, 0);
@@ -173,15 +212,15 @@ void heatmap(const std::string& path, const minigrad::Tensor& values, const Heat
     plmtex("bv", 0.5, (static_cast<double>(c) + 0.5) / static_cast<double>(cols), 1.0, o.x_ticks[c].c_str());
   }
   for (size_t r = 0; r < o.y_ticks.size(); r += ys) {
-    const double y = o.rows_downward ? static_cast<double>(rows) - 0.5 - static_cast<double>(r) : static_cast<double>(r) + 0.5;
-    plmtex("lv", 0.5, y / static_cast<double>(rows), 1.0, o.y_ticks[r].c_str());
+    // plmtex positions run from the bottom of the viewport.
+    const double centre = (static_cast<double>(r) + 0.5) / static_cast<double>(rows);
+    plmtex("lv", 0.5, o.rows_downward ? 1 - centre : centre, 1.0, o.y_ticks[r].c_str());
   }
   plschr(0, 1.1);
-  pllab(token_labels ? "" : o.x_label.c_str(), token_labels ? "" : o.y_label.c_str(), o.title.c_str());
-  if (token_labels) {  // the axis names, clear of the token labels
-    plmtex("b", x_room * 0.8 + 1.5, 0.5, 0.5, o.x_label.c_str());
-    plmtex("l", y_room * 0.8 + 1.0, 0.5, 0.5, o.y_label.c_str());
-  }
+  pllab("", "", o.title.c_str());
+  // The axis names, clear of the tick labels (numbers take about four character heights).
+  plmtex("b", (o.x_ticks.empty() ? 3.2 : x_room * 0.8 + 1.5), 0.5, 0.5, o.x_label.c_str());
+  plmtex("l", (o.y_ticks.empty() ? 4.0 : y_room * 0.8 + 1.0), 0.5, 0.5, o.y_label.c_str());
 
   // The colour scale, with its label.
   const char* axis_opts[] = {"bcvtm"};
@@ -196,8 +235,9 @@ void heatmap(const std::string& path, const minigrad::Tensor& values, const Heat
   plcolorbar(&bar_width, &bar_height, PL_COLORBAR_IMAGE, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.03, 0, 0.04, 0.8,
              0, 1, 1, 0, 0, 0, 0, 1, label_opts, labels, 1, axis_opts, ticks, sub_ticks, n_values,
              const_cast<PLFLT_MATRIX>(value_rows));
-  figure.finish();
 }
+
+}  // namespace
 
 std::pair<int, int> png_size(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

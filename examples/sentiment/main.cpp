@@ -98,18 +98,15 @@ int run_predict(const std::string& model_dir, std::string text, const std::strin
   }
   if (text.empty()) throw Error("predict", "no text: give a review as an argument or with --file");
   const Checkpoint checkpoint = Checkpoint::load(model_dir);
-  const std::vector<Example> examples = encode({{text, 0}}, checkpoint.vocabulary, checkpoint.config.max_len);
-  const double p = positive_probabilities(*checkpoint.model, examples)[0];
-  std::printf("%s (P(positive) = %.4f)\n", p >= 0.5 ? "positive" : "negative", p);
+  const Prediction p = predict(checkpoint, text);
+  std::printf("%s (P(positive) = %.4f)\n", p.positive >= 0.5 ? "positive" : "negative", p.positive);
   if (!heatmap.empty()) {
-    std::vector<std::string> tokens;
-    for (int64_t id : examples[0].ids) tokens.push_back(checkpoint.vocabulary.token(id));
-    const std::vector<Tensor> weights = checkpoint.model->encoder->attention_weights();  // per layer (1, h, T, T)
-    if (layer < 0 || layer >= static_cast<int64_t>(weights.size()) || head < 0 || head >= weights[0].shape()[1]) {
-      throw Error("predict", "--layer must be below " + std::to_string(weights.size()) + " and --head below " +
-                                 std::to_string(weights[0].shape()[1]));
+    const int64_t layers = static_cast<int64_t>(p.attention.size()), heads = p.attention[0].shape()[0];
+    if (layer < 0 || layer >= layers || head < 0 || head >= heads) {
+      throw Error("predict", "--layer must be below " + std::to_string(layers) + " and --head below " +
+                                 std::to_string(heads));
     }
-    write_attention_heatmap(heatmap, weights[static_cast<size_t>(layer)].select(0, 0).select(0, head), tokens,
+    write_attention_heatmap(heatmap, p.attention[static_cast<size_t>(layer)].select(0, head), p.tokens,
                             "Attention weights, layer " + std::to_string(layer) + ", head " + std::to_string(head));
     std::printf("wrote %s\n", heatmap.c_str());
   }
@@ -139,6 +136,7 @@ int main(int argc, char** argv) {
   train->add_option("--warmup", config.warmup, "Fraction of steps spent warming up")->check(CLI::Range(0.0, 0.9))->capture_default_str();
   train->add_option("--clip", config.clip, "Gradient norm limit")->check(CLI::Range(1e-6, 1e6))->capture_default_str();
   train->add_option("--dropout", config.dropout, "Dropout probability")->check(CLI::Range(0.0, 0.9))->capture_default_str();
+  train->add_option("--attention-dropout", config.attention_dropout, "Dropout on the attention weights")->check(CLI::Range(0.0, 0.9))->capture_default_str();
   train->add_option("--max-len", config.max_len, "Tokens kept per review (head and tail)")->check(CLI::Range(2, 100000))->capture_default_str();
   train->add_option("--vocab-size", config.vocab_size, "Largest vocabulary")->check(CLI::Range(2, 10000000))->capture_default_str();
   train->add_option("--min-freq", config.min_freq, "Least count for a token to get its own id")->check(CLI::Range(1, 1000000))->capture_default_str();

@@ -14,7 +14,8 @@ using json = nlohmann::json;
 json Config::to_json() const {
   return {{"vocab_size", vocab_size}, {"min_freq", min_freq},       {"max_len", max_len},
           {"num_hiddens", num_hiddens}, {"num_heads", num_heads},   {"ffn_num_hiddens", ffn_num_hiddens},
-          {"num_layers", num_layers}, {"dropout", dropout},         {"embedding_std", embedding_std},
+          {"num_layers", num_layers}, {"dropout", dropout},         {"attention_dropout", attention_dropout},
+          {"embedding_std", embedding_std},
           {"learnable_positions", learnable_positions},             {"batch_size", batch_size},
           {"epochs", epochs},         {"lr", lr},                   {"weight_decay", weight_decay},
           {"warmup", warmup},         {"clip", clip},               {"seed", seed}};
@@ -39,6 +40,7 @@ Config Config::from_json(const json& j, const std::string& source) {
   read("ffn_num_hiddens", c.ffn_num_hiddens);
   read("num_layers", c.num_layers);
   read("dropout", c.dropout);
+  read("attention_dropout", c.attention_dropout);
   read("embedding_std", c.embedding_std);
   read("learnable_positions", c.learnable_positions);
   read("batch_size", c.batch_size);
@@ -67,6 +69,7 @@ SentimentModel::SentimentModel(const Config& c, int64_t vocab_size) {
                                            .num_heads = c.num_heads,
                                            .num_layers = c.num_layers,
                                            .dropout = c.dropout,
+                                           .attention_dropout = c.attention_dropout,
                                            .max_len = c.max_len,
                                            .learnable_positions = c.learnable_positions,
                                            .padding_idx = Vocabulary::kPad}));

@@ -84,10 +84,12 @@ std::vector<std::vector<size_t>> training_batches(const std::vector<Example>& ex
 }
 
 std::vector<std::vector<size_t>> evaluation_batches(const std::vector<Example>& examples, int64_t batch_size) {
+  // Longest first: every later batch fits in the buffers the first one freed, so the allocator recycles
+  // them instead of asking the kernel for fresh pages at each new, longer batch.
   std::vector<size_t> order(examples.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return examples[a].ids.size() < examples[b].ids.size(); });
+                   [&](size_t a, size_t b) { return examples[a].ids.size() > examples[b].ids.size(); });
   return chunk(order, batch_size);
 }
 
@@ -120,6 +122,19 @@ std::vector<double> positive_probabilities(SentimentModel& model, const std::vec
     const Batch batch = make_batch(examples, indices);
     const Tensor p = softmax(model.forward(batch.tokens, batch.lengths).data(), 1);  // (B, 2)
     for (size_t i = 0; i < indices.size(); ++i) out[indices[i]] = p.at({static_cast<int64_t>(i), 1});
+  }
+  return out;
+}
+
+Prediction predict(const Checkpoint& checkpoint, const std::string& text) {
+  const std::vector<Example> examples = encode({{text, 0}}, checkpoint.vocabulary, checkpoint.config.max_len);
+  Prediction out;
+  out.positive = positive_probabilities(*checkpoint.model, examples)[0];
+  for (int64_t id : examples[0].ids) out.tokens.push_back(checkpoint.vocabulary.token(id));
+  // The batch was padded (to a multiple of 16): keep the review's own tokens only.
+  const int64_t n = static_cast<int64_t>(out.tokens.size());
+  for (const Tensor& w : checkpoint.model->encoder->attention_weights()) {  // (1, heads, T, T)
+    out.attention.push_back(w.select(0, 0).slice(1, 0, n).slice(2, 0, n).contiguous());
   }
   return out;
 }

@@ -33,7 +33,7 @@ Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>
 // square of the length.
 std::vector<std::vector<size_t>> training_batches(const std::vector<Example>& examples, int64_t batch_size,
                                                   minigrad::Generator& generator);
-// All examples, sorted by length, in batches: for evaluation, where order does not matter.
+// All examples, longest first, in batches: for evaluation, where order does not matter.
 std::vector<std::vector<size_t>> evaluation_batches(const std::vector<Example>& examples, int64_t batch_size);
 
 struct Evaluation {
@@ -44,10 +44,19 @@ struct Evaluation {
 };
 
 // Accuracy and loss of the model (in eval mode, without recording a graph) on the examples.
-Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples, int64_t batch_size = 256);
+Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples, int64_t batch_size = 64);
 
 // P(positive) for each example, in order.
 std::vector<double> positive_probabilities(SentimentModel& model, const std::vector<Example>& examples);
+
+struct Prediction {
+  double positive = 0;                     // P(positive)
+  std::vector<std::string> tokens;         // the review as the model saw it (after truncation)
+  std::vector<minigrad::Tensor> attention;  // per layer: (heads, tokens, tokens), queries by keys
+};
+
+// Reads one review with the checkpoint's model and keeps its attention weights.
+Prediction predict(const Checkpoint& checkpoint, const std::string& text);
 
 struct TrainingLog {
   double seconds = 0;

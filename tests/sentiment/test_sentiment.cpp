@@ -134,7 +134,16 @@ BOOST_AUTO_TEST_CASE(batches_pad_and_cover_every_review_once) {
 BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
   manual_seed(3);
   Generator g(5);
-  const std::vector<Review> reviews = synthetic_reviews(128, g);
+  // A tiny aclImdb-shaped folder of 128 reviews, read back through the loader.
+  const fs::path root = fs::temp_directory_path() / ("tiny_imdb_train_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const std::vector<Review> written = synthetic_reviews(128, g);
+  for (size_t i = 0; i < written.size(); ++i) {
+    write(root / "train" / (written[i].label ? "pos" : "neg") / (std::to_string(i) + "_5.txt"), written[i].text);
+  }
+  const std::vector<Review> reviews = load_imdb_split(root, "train").reviews;
+  fs::remove_all(root);
+  BOOST_REQUIRE(reviews.size() == 128u);
   std::vector<std::vector<std::string>> tokens;
   for (const Review& r : reviews) tokens.push_back(tokenize(r.text));
   Config config;
@@ -160,6 +169,15 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
   checkpoint.save(dir);
   const Checkpoint reloaded = Checkpoint::load(dir);
   BOOST_TEST(positive_probabilities(*reloaded.model, examples) == positive_probabilities(*checkpoint.model, examples));
+
+  // A prediction keeps each layer's attention over the review's own tokens, not the batch's padding
+  // (the batch is padded to a multiple of 16: a heatmap once showed 32 columns for 21 tokens).
+  const Prediction p = predict(reloaded, "the plot was great great and the scene");
+  BOOST_TEST(p.tokens.size() == 8u);
+  BOOST_TEST(p.positive > 0.5);
+  BOOST_REQUIRE(p.attention.size() == 1u);
+  BOOST_TEST(p.attention[0].shape() == (Shape{2, 8, 8}));
+  expect_close(sum(p.attention[0], {2}), std::vector<double>(16, 1.0), 1e-5);  // every query's weights sum to 1
 
   // A config or vocabulary that does not belong to the weights is refused, saying which.
   std::string json;
