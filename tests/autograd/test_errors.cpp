@@ -40,6 +40,7 @@ BOOST_AUTO_TEST_CASE(dtype_errors_in_differentiable_ops) {
 }
 
 BOOST_AUTO_TEST_CASE(undefined_variables) {
+  BOOST_TEST(!Variable().defined());
   expect_error<ValueError>([] { Variable().data(); }, "data: the Variable is undefined (default-constructed)");
   expect_error<ValueError>([] { Variable v{Tensor()}; }, "Variable: cannot wrap an undefined tensor");
   expect_error<ValueError>([] { param({1}) + Variable(); }, "data: the Variable is undefined (default-constructed)");
@@ -53,6 +54,7 @@ BOOST_AUTO_TEST_CASE(a_backward_function_that_returns_a_wrong_shape_is_caught) {
   expect_error<ShapeError>([&] { sum(y).backward(); },
                            "backward of broken: the gradient for input 0 has shape [3] (float64) but the input has "
                            "shape [2] (float64)");
+  BOOST_TEST(!x.grad().defined());  // nothing half-accumulated is left behind
 }
 
 BOOST_AUTO_TEST_SUITE_END()
