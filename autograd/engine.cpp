@@ -112,16 +112,19 @@ void run_backward(const Variable& root, const Tensor& grad, BackwardOptions opti
   // safe here: every node stays alive through the root's chain of edges until the pass is over.
   start->grad = seed;
   std::vector<Node*> ready{start};
+  // One consumer of `next` has reported; when the last has, `next` may run.
+  auto reported = [&ready](Node* next) {
+    if (--next->pending == 0) ready.push_back(next);
+  };
   while (!ready.empty()) {
     Node* node = ready.back();
     ready.pop_back();
-    const Tensor grad_output = std::move(node->grad);
-    node->grad = Tensor();
+    const Tensor grad_output = std::move(node->grad);  // leaves node->grad undefined
     if (!grad_output.defined()) {
       // Every consumer reported "no gradient" (e.g. all of them were integer lookups): nothing flows on,
       // but the inputs still hear from this node.
       for (const Edge& edge : node->inputs) {
-        if (edge.node && --edge.node->pending == 0) ready.push_back(edge.node.get());
+        if (edge.node) reported(edge.node.get());
       }
       if (!options.retain_graph) node->release();
       continue;
@@ -138,7 +141,7 @@ void run_backward(const Variable& root, const Tensor& grad, BackwardOptions opti
       Tensor& g = grads[i];
       if (!g.defined()) {
         // An input that gets no gradient from this op still counts as reported.
-        if (edge.node && --edge.node->pending == 0) ready.push_back(edge.node.get());
+        if (edge.node) reported(edge.node.get());
         continue;
       }
       check_gradient(*node, i, g);
@@ -149,7 +152,7 @@ void run_backward(const Variable& root, const Tensor& grad, BackwardOptions opti
       Node& next = *edge.node;
       // Out of place: `g` may be shared with another input's gradient.
       next.grad = next.grad.defined() ? add(next.grad, g) : std::move(g);
-      if (--next.pending == 0) ready.push_back(&next);
+      reported(&next);
     }
     if (!options.retain_graph) node->release();
   }

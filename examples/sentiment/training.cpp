@@ -93,6 +93,15 @@ std::vector<std::vector<size_t>> evaluation_batches(const std::vector<Example>& 
   return chunk(order, batch_size);
 }
 
+namespace {
+
+// How many rows of logits (B, 2) pick the label.
+int64_t count_correct(const Variable& logits, const Tensor& labels) {
+  return static_cast<int64_t>(sum(eq(argmax(logits.data(), 1), labels).to(DType::Float64)).item());
+}
+
+}  // namespace
+
 Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples, int64_t batch_size) {
   const auto start = Clock::now();
   NoGradGuard no_grad;
@@ -105,7 +114,7 @@ Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples,
     const Variable logits = model.forward(batch.tokens, batch.lengths);
     const int64_t n = batch.labels.numel();
     loss_sum += cross_entropy(logits, batch.labels).item() * static_cast<double>(n);
-    correct += static_cast<int64_t>(sum(eq(argmax(logits.data(), 1), batch.labels).to(DType::Float64)).item());
+    correct += count_correct(logits, batch.labels);
     result.count += n;
   }
   result.accuracy = result.count ? static_cast<double>(correct) / static_cast<double>(result.count) : 0;
@@ -219,7 +228,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
       ++step;
       const int64_t n = batch.labels.numel();
       loss_sum += loss.item() * static_cast<double>(n);
-      correct += static_cast<int64_t>(sum(eq(argmax(logits.data(), 1), batch.labels).to(DType::Float64)).item());
+      correct += count_correct(logits, batch.labels);
       seen += n;
       tokens += static_cast<double>(batch.token_count);
       progress.update(epoch, c.epochs, step, loss_sum / static_cast<double>(seen),
