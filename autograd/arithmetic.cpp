@@ -22,28 +22,30 @@ Variable sub(const Variable& a, const Variable& b) {
 }
 
 Variable mul(const Variable& a, const Variable& b) {
-  return record("mul", mul(a.data(), b.data()), {a, b},
-                [sa = SavedTensor(a.data()), sb = SavedTensor(b.data())](const Tensor& g, NeedsGrad needs) -> Grads {
-                  // d(a·b)/da = b, d(a·b)/db = a
-                  const Tensor& a = sa.get();
-                  const Tensor& b = sb.get();
-                  return {needs[0] ? sum_to(mul(g, b), a.shape()) : Tensor(),
-                          needs[1] ? sum_to(mul(g, a), b.shape()) : Tensor()};
-                });
+  return record(
+      "mul", mul(a.data(), b.data()), {a, b},
+      [sa = SavedTensor(a.data()), sb = SavedTensor(b.data())](const Tensor& g, NeedsGrad needs) -> Grads {
+        // d(a·b)/da = b, d(a·b)/db = a
+        const Tensor& a = sa.get();
+        const Tensor& b = sb.get();
+        return {needs[0] ? sum_to(mul(g, b), a.shape()) : Tensor(),
+                needs[1] ? sum_to(mul(g, a), b.shape()) : Tensor()};
+      });
 }
 
 Variable div(const Variable& a, const Variable& b) {
-  return record("div", div(a.data(), b.data()), {a, b},
-                [sa = SavedTensor(a.data()), sb = SavedTensor(b.data())](const Tensor& g, NeedsGrad needs) -> Grads {
-                  // d(a/b)/da = 1/b, d(a/b)/db = -a/b²
-                  const Tensor& a = sa.get();
-                  const Tensor& b = sb.get();
-                  Tensor ga, gb;
-                  const Tensor g_over_b = div(g, b);
-                  if (needs[0]) ga = sum_to(g_over_b, a.shape());
-                  if (needs[1]) gb = sum_to(neg(mul(g_over_b, div(a, b))), b.shape());
-                  return {ga, gb};
-                });
+  return record(
+      "div", div(a.data(), b.data()), {a, b},
+      [sa = SavedTensor(a.data()), sb = SavedTensor(b.data())](const Tensor& g, NeedsGrad needs) -> Grads {
+        // d(a/b)/da = 1/b, d(a/b)/db = -a/b²
+        const Tensor& a = sa.get();
+        const Tensor& b = sb.get();
+        Tensor ga, gb;
+        const Tensor g_over_b = div(g, b);
+        if (needs[0]) ga = sum_to(g_over_b, a.shape());
+        if (needs[1]) gb = sum_to(neg(mul(g_over_b, div(a, b))), b.shape());
+        return {ga, gb};
+      });
 }
 
 Variable neg(const Variable& x) {
@@ -65,15 +67,18 @@ Variable div(const Variable& x, double s) {
 }
 
 Variable rsub(double s, const Variable& x) {
-  return record("rsub_scalar", rsub(s, x.data()), {x}, [](const Tensor& g, NeedsGrad) -> Grads { return {neg(g)}; });
+  return record("rsub_scalar", rsub(s, x.data()), {x},
+                [](const Tensor& g, NeedsGrad) -> Grads { return {neg(g)}; });
 }
 
 Variable rdiv(double s, const Variable& x) {
   Tensor y = rdiv(s, x.data());
-  return record("rdiv_scalar", y, {x}, [sx = SavedTensor(x.data()), sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
-    // d(s/x)/dx = -s/x² = -y/x
-    return {zip_float("rdiv_backward", mul(g, sy.get()), sx.get(), [](auto gy, auto x) { return -gy / x; })};
-  });
+  return record("rdiv_scalar", y, {x},
+                [sx = SavedTensor(x.data()), sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
+                  // d(s/x)/dx = -s/x² = -y/x
+                  return {zip_float("rdiv_backward", mul(g, sy.get()), sx.get(),
+                                    [](auto gy, auto x) { return -gy / x; })};
+                });
 }
 
 Variable pow(const Variable& x, double exponent) {

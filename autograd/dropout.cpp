@@ -12,7 +12,8 @@ Variable dropout(const Variable& x, double p, bool training, Generator* generato
   if (!training || p == 0) return x;
   // 1/(1 - p) where kept, 0 where dropped (all zeros when p = 1)
   const Tensor keep = Tensor::bernoulli(x.shape(), 1 - p, generator);
-  const Tensor scale = where(keep, Tensor::scalar(p == 1 ? 0.0 : 1.0 / (1 - p), x.dtype()), Tensor::scalar(0, x.dtype()));
+  const Tensor scale =
+      where(keep, Tensor::scalar(p == 1 ? 0.0 : 1.0 / (1 - p), x.dtype()), Tensor::scalar(0, x.dtype()));
   return record("dropout", mul(x.data(), scale), {x},
                 [scale](const Tensor& g, NeedsGrad) -> Grads { return {mul(g, scale)}; });
 }

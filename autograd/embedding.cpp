@@ -7,7 +7,8 @@ namespace minigrad {
 
 Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_idx) {
   if (!weight.defined() || !ids.defined()) throw ValueError("embedding", "an operand is undefined");
-  if (weight.rank() != 2) throw ShapeError("embedding", "the weight must be [V, D], got " + weight.shape().str());
+  if (weight.rank() != 2)
+    throw ShapeError("embedding", "the weight must be [V, D], got " + weight.shape().str());
   if (ids.dtype() != DType::Int64) {
     throw DTypeError("embedding", "token ids must be int64, got " + std::string(dtype_name(ids.dtype())));
   }
@@ -23,12 +24,13 @@ Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_id
   Shape out_shape = ids.shape();
   out_shape.push_back(dim);
   Tensor out = index_select(weight.data(), 0, flat).reshape(out_shape);  // ids.shape + [D]
-  return record("embedding", out, {weight}, [flat, vocab, dim, padding_idx](const Tensor& g, NeedsGrad) -> Grads {
-    Tensor gw = index_add(Tensor::zeros({vocab, dim}, g.dtype()), 0, flat, g.reshape({-1, dim}));
-    // The padding row stays a constant (zero) vector: it must not learn from the positions it pads.
-    if (padding_idx >= 0 && padding_idx < vocab) gw.select(0, padding_idx).zero_();
-    return {gw};
-  });
+  return record(
+      "embedding", out, {weight}, [flat, vocab, dim, padding_idx](const Tensor& g, NeedsGrad) -> Grads {
+        Tensor gw = index_add(Tensor::zeros({vocab, dim}, g.dtype()), 0, flat, g.reshape({-1, dim}));
+        // The padding row stays a constant (zero) vector: it must not learn from the positions it pads.
+        if (padding_idx >= 0 && padding_idx < vocab) gw.select(0, padding_idx).zero_();
+        return {gw};
+      });
 }
 
 }  // namespace minigrad

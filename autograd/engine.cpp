@@ -36,9 +36,9 @@ void check_gradient(const Node& node, size_t input, const Tensor& g) {
   const Edge& edge = node.inputs[input];
   if (g.shape() != edge.shape || g.dtype() != edge.dtype) {
     throw ShapeError(std::string("backward of ") + node.op,
-                     "the gradient for input " + std::to_string(input) + " has shape " + g.shape().str() + " (" +
-                         std::string(dtype_name(g.dtype())) + ") but the input has shape " + edge.shape.str() +
-                         " (" + std::string(dtype_name(edge.dtype)) + ")");
+                     "the gradient for input " + std::to_string(input) + " has shape " + g.shape().str() +
+                         " (" + std::string(dtype_name(g.dtype())) + ") but the input has shape " +
+                         edge.shape.str() + " (" + std::string(dtype_name(edge.dtype)) + ")");
   }
 }
 
@@ -52,9 +52,10 @@ Grads call_backward(Node& node, const Tensor& grad_output) {
 }
 
 [[noreturn]] void throw_freed(const Node& node) {
-  throw Error("backward", std::string("the graph through ") + node.op +
-                              " was freed by an earlier backward(); call backward(BackwardOptions{.retain_graph "
-                              "= true}) the first time to go through it again");
+  throw Error("backward",
+              std::string("the graph through ") + node.op +
+                  " was freed by an earlier backward(); call backward(BackwardOptions{.retain_graph "
+                  "= true}) the first time to go through it again");
 }
 
 }  // namespace
@@ -62,8 +63,9 @@ Grads call_backward(Node& node, const Tensor& grad_output) {
 void run_backward(const Variable& root, const Tensor& grad, BackwardOptions options) {
   if (!root.defined()) throw ValueError("backward", "the Variable is undefined");
   if (!root.requires_grad()) {
-    throw Error("backward", "the value does not require grad: no input to it requires grad, or it was computed "
-                            "under NoGradGuard");
+    throw Error("backward",
+                "the value does not require grad: no input to it requires grad, or it was computed "
+                "under NoGradGuard");
   }
   Tensor seed = grad;
   if (!seed.defined()) {

@@ -92,18 +92,44 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
 Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& targets);
 
 // ---- operators ----
-inline Variable operator+(const Variable& a, const Variable& b) { return add(a, b); }
-inline Variable operator-(const Variable& a, const Variable& b) { return sub(a, b); }
-inline Variable operator*(const Variable& a, const Variable& b) { return mul(a, b); }
-inline Variable operator/(const Variable& a, const Variable& b) { return div(a, b); }
-inline Variable operator+(const Variable& x, double s) { return add(x, s); }
-inline Variable operator+(double s, const Variable& x) { return add(x, s); }
-inline Variable operator-(const Variable& x, double s) { return add(x, -s); }
-inline Variable operator-(double s, const Variable& x) { return rsub(s, x); }
-inline Variable operator*(const Variable& x, double s) { return mul(x, s); }
-inline Variable operator*(double s, const Variable& x) { return mul(x, s); }
-inline Variable operator/(const Variable& x, double s) { return div(x, s); }
-inline Variable operator/(double s, const Variable& x) { return rdiv(s, x); }
-inline Variable operator-(const Variable& x) { return neg(x); }
+inline Variable operator+(const Variable& a, const Variable& b) {
+  return add(a, b);
+}
+inline Variable operator-(const Variable& a, const Variable& b) {
+  return sub(a, b);
+}
+inline Variable operator*(const Variable& a, const Variable& b) {
+  return mul(a, b);
+}
+inline Variable operator/(const Variable& a, const Variable& b) {
+  return div(a, b);
+}
+inline Variable operator+(const Variable& x, double s) {
+  return add(x, s);
+}
+inline Variable operator+(double s, const Variable& x) {
+  return add(x, s);
+}
+inline Variable operator-(const Variable& x, double s) {
+  return add(x, -s);
+}
+inline Variable operator-(double s, const Variable& x) {
+  return rsub(s, x);
+}
+inline Variable operator*(const Variable& x, double s) {
+  return mul(x, s);
+}
+inline Variable operator*(double s, const Variable& x) {
+  return mul(x, s);
+}
+inline Variable operator/(const Variable& x, double s) {
+  return div(x, s);
+}
+inline Variable operator/(double s, const Variable& x) {
+  return rdiv(s, x);
+}
+inline Variable operator-(const Variable& x) {
+  return neg(x);
+}
 
 }  // namespace minigrad

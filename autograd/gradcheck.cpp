@@ -56,13 +56,15 @@ class Checker {
                                           "; pass leaves (detach() it)");
       }
       if (x.dtype() != DType::Float64) {
-        throw DTypeError("gradcheck", "input " + std::to_string(i) + " is " + std::string(dtype_name(x.dtype())) +
+        throw DTypeError("gradcheck", "input " + std::to_string(i) + " is " +
+                                          std::string(dtype_name(x.dtype())) +
                                           "; finite differences need float64 inputs");
       }
       for (int d = 0; d < x.rank(); ++d) {
         if (x.shape()[d] > 1 && x.data().strides()[d] == 0) {
-          throw ValueError("gradcheck", "input " + std::to_string(i) + " overlaps itself in memory (an expand()ed "
-                                        "view); pass a contiguous copy");
+          throw ValueError("gradcheck", "input " + std::to_string(i) +
+                                            " overlaps itself in memory (an expand()ed "
+                                            "view); pass a contiguous copy");
         }
       }
       differentiable_.push_back(i);
@@ -209,9 +211,9 @@ class Checker {
   const GradcheckFunction& f_;
   const GradcheckOptions& options_;
   std::vector<Variable> leaves_;
-  std::vector<Tensor> saved_grads_;  // restored when the check ends
-  std::vector<size_t> differentiable_;            // indices of the inputs that require grad
-  std::vector<std::vector<int64_t>> offsets_;     // per differentiable input: its elements' offsets
+  std::vector<Tensor> saved_grads_;            // restored when the check ends
+  std::vector<size_t> differentiable_;         // indices of the inputs that require grad
+  std::vector<std::vector<int64_t>> offsets_;  // per differentiable input: its elements' offsets
   Variable output_;
   GradcheckResult result_;
 };
@@ -221,7 +223,8 @@ class Checker {
 std::string GradcheckResult::report() const {
   char numbers[256];
   if (passed) {
-    std::snprintf(numbers, sizeof numbers, "gradcheck passed: %lld comparisons, max abs error %.3g, max rel error %.3g",
+    std::snprintf(numbers, sizeof numbers,
+                  "gradcheck passed: %lld comparisons, max abs error %.3g, max rel error %.3g",
                   static_cast<long long>(comparisons), max_abs_error, max_rel_error);
     return numbers;
   }

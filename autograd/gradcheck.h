@@ -2,9 +2,9 @@
 // the way torch.autograd.gradcheck does.
 //
 //   auto f = [](const std::vector<Variable>& in) { return matmul(in[0], in[1]); };
-//   Variable a(Tensor::normal({3, 4}, 0, 1, DType::Float64), true), b(Tensor::normal({4, 2}, 0, 1, DType::Float64), true);
-//   GradcheckResult r = gradcheck(f, {a, b});
-//   if (!r.passed) std::cerr << r.report() << "\n";
+//   Variable a(Tensor::normal({3, 4}, 0, 1, DType::Float64), true), b(Tensor::normal({4, 2}, 0, 1,
+//   DType::Float64), true); GradcheckResult r = gradcheck(f, {a, b}); if (!r.passed) std::cerr << r.report()
+//   << "\n";
 //
 // Full mode (the default) compares the whole Jacobian J = d output / d input, entry by entry:
 //   numeric column j:  (f(x + eps·e_j) - f(x - eps·e_j)) / (2·eps)     (central differences)
@@ -30,7 +30,7 @@ struct GradcheckOptions {
   double atol = 1e-5;  // absolute tolerance
   double rtol = 1e-3;  // relative tolerance
   bool fast_mode = false;
-  uint64_t seed = 0;   // for the random upstream gradient and the projections
+  uint64_t seed = 0;  // for the random upstream gradient and the projections
 };
 
 struct GradcheckResult {

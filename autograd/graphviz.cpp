@@ -9,7 +9,9 @@ namespace minigrad {
 
 namespace {
 
-std::string describe(const Shape& shape, DType dtype) { return shape.str() + " " + std::string(dtype_name(dtype)); }
+std::string describe(const Shape& shape, DType dtype) {
+  return shape.str() + " " + std::string(dtype_name(dtype));
+}
 
 }  // namespace
 
@@ -22,8 +24,8 @@ std::string to_dot(const Variable& root) {
     auto [it, added] = ids.try_emplace(&leaf, "leaf" + std::to_string(ids.size()));
     if (added) {
       out << "  " << it->second << " [shape=ellipse, style=filled, fillcolor=\"#cfe2ff\", label=\""
-          << (leaf.name.empty() ? "leaf" : leaf.name) << "\\n" << describe(leaf.data.shape(), leaf.data.dtype())
-          << "\\nrequires_grad\"];\n";
+          << (leaf.name.empty() ? "leaf" : leaf.name) << "\\n"
+          << describe(leaf.data.shape(), leaf.data.dtype()) << "\\nrequires_grad\"];\n";
     }
     return it->second;
   };
@@ -32,8 +34,8 @@ std::string to_dot(const Variable& root) {
     if (root.requires_grad()) {
       leaf_id(*root.impl());
     } else {
-      out << "  const0 [shape=ellipse, style=dashed, label=\"constant\\n" << describe(root.shape(), root.dtype())
-          << "\"];\n";
+      out << "  const0 [shape=ellipse, style=dashed, label=\"constant\\n"
+          << describe(root.shape(), root.dtype()) << "\"];\n";
     }
     out << "}\n";
     return out.str();
@@ -48,7 +50,8 @@ std::string to_dot(const Variable& root) {
     stack.pop_back();
     const std::string& id = ids.at(node);
     out << "  " << id << " [shape=box, style=rounded, label=\"" << node->op << "\\n"
-        << describe(node->output_shape, node->output_dtype) << (node->backward ? "" : "\\n(freed)") << "\"];\n";
+        << describe(node->output_shape, node->output_dtype) << (node->backward ? "" : "\\n(freed)")
+        << "\"];\n";
     for (const Edge& edge : node->inputs) {
       std::string from;
       if (edge.node) {
@@ -59,8 +62,8 @@ std::string to_dot(const Variable& root) {
         from = leaf_id(*edge.leaf);
       } else {
         from = "const" + std::to_string(constants++);
-        out << "  " << from << " [shape=ellipse, style=dashed, label=\"constant\\n" << describe(edge.shape, edge.dtype)
-            << "\"];\n";
+        out << "  " << from << " [shape=ellipse, style=dashed, label=\"constant\\n"
+            << describe(edge.shape, edge.dtype) << "\"];\n";
       }
       out << "  " << from << " -> " << id << ";\n";
     }
@@ -69,6 +72,8 @@ std::string to_dot(const Variable& root) {
   return out.str();
 }
 
-void write_dot(const Variable& root, const std::string& path) { write_file_atomically(path, to_dot(root)); }
+void write_dot(const Variable& root, const std::string& path) {
+  write_file_atomically(path, to_dot(root));
+}
 
 }  // namespace minigrad

@@ -21,8 +21,8 @@ namespace minigrad {
 namespace {
 
 template <typename T>
-void layer_norm_forward(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out, int64_t rows, int64_t d,
-                        double eps) {
+void layer_norm_forward(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out, int64_t rows,
+                        int64_t d, double eps) {
   parallel_for(rows, d, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const T* xr = x + r * d;  // (D)
@@ -47,8 +47,8 @@ void layer_norm_forward(const T* x, const T* w, const T* b, T* y, T* mean_out, T
 }
 
 template <typename T>
-void layer_norm_backward(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* dw, T* db,
-                         int64_t rows, int64_t d) {
+void layer_norm_backward(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* dw,
+                         T* db, int64_t rows, int64_t d) {
   if (dx) {
     parallel_for(rows, d, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
@@ -127,8 +127,8 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
                        rstd.data_ptr<T>(), rows, d, eps);
   });
 
-  auto backward = [sx = SavedTensor(xc), sw = SavedTensor(w), mean, rstd, rows, d, affine](const Tensor& g,
-                                                                                             NeedsGrad needs) -> Grads {
+  auto backward = [sx = SavedTensor(xc), sw = SavedTensor(w), mean, rstd, rows, d, affine](
+                      const Tensor& g, NeedsGrad needs) -> Grads {
     const Tensor gc = g.contiguous();
     const Tensor& x = sx.get();
     const Tensor& w = sw.get();
@@ -137,10 +137,10 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
     if (affine && needs[1]) dw = Tensor::empty({d}, x.dtype());
     if (affine && needs[2]) db = Tensor::empty({d}, x.dtype());
     dispatch_float(x.dtype(), "layer_norm_backward", [&]<typename T>() {
-      layer_norm_backward(gc.data_ptr<const T>(), x.data_ptr<const T>(), affine ? w.data_ptr<const T>() : nullptr,
-                          mean.data_ptr<const T>(), rstd.data_ptr<const T>(), dx.defined() ? dx.data_ptr<T>() : nullptr,
-                          dw.defined() ? dw.data_ptr<T>() : nullptr, db.defined() ? db.data_ptr<T>() : nullptr, rows,
-                          d);
+      layer_norm_backward(
+          gc.data_ptr<const T>(), x.data_ptr<const T>(), affine ? w.data_ptr<const T>() : nullptr,
+          mean.data_ptr<const T>(), rstd.data_ptr<const T>(), dx.defined() ? dx.data_ptr<T>() : nullptr,
+          dw.defined() ? dw.data_ptr<T>() : nullptr, db.defined() ? db.data_ptr<T>() : nullptr, rows, d);
     });
     if (affine) return {dx, dw, db};
     return {dx};

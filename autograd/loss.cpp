@@ -20,13 +20,14 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
     throw ShapeError("cross_entropy", "logits must be [N, C], got " + logits.shape().str());
   }
   if (targets.dtype() != DType::Int64) {
-    throw DTypeError("cross_entropy", "targets must be int64 class indices, got " +
-                                          std::string(dtype_name(targets.dtype())));
+    throw DTypeError("cross_entropy",
+                     "targets must be int64 class indices, got " + std::string(dtype_name(targets.dtype())));
   }
   const int64_t n = logits.shape()[0], c = logits.shape()[1];
   if (targets.shape() != Shape{n}) {
-    throw ShapeError("cross_entropy", "targets of shape " + targets.shape().str() + " do not match logits of shape " +
-                                          logits.shape().str() + " (expected [" + std::to_string(n) + "])");
+    throw ShapeError("cross_entropy", "targets of shape " + targets.shape().str() +
+                                          " do not match logits of shape " + logits.shape().str() +
+                                          " (expected [" + std::to_string(n) + "])");
   }
   const Tensor t = targets.contiguous();
   const int64_t* pt = t.data_ptr<const int64_t>();
@@ -40,7 +41,7 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
     ++count;
   }
 
-  const Tensor x = logits.data().contiguous();  // [N, C]
+  const Tensor x = logits.data().contiguous();       // [N, C]
   const Tensor lse = Tensor::empty({n}, x.dtype());  // logsumexp of each row, kept for backward
   Tensor loss = Tensor::empty({}, x.dtype());
   dispatch_float(x.dtype(), "cross_entropy", [&]<typename T>() {
@@ -60,7 +61,8 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
   });
 
   return record("cross_entropy", loss, {logits},
-                [sx = SavedTensor(x), t, lse, count, ignore = options.ignore_index](const Tensor& g, NeedsGrad) -> Grads {
+                [sx = SavedTensor(x), t, lse, count, ignore = options.ignore_index](const Tensor& g,
+                                                                                    NeedsGrad) -> Grads {
                   const Tensor& x = sx.get();
                   const int64_t n = x.shape()[0], c = x.shape()[1];
                   Tensor dx = Tensor::zeros(x.shape(), x.dtype());
@@ -73,7 +75,8 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
                     T* pd = dx.data_ptr<T>();
                     for (int64_t i = 0; i < n; ++i) {
                       if (pt[i] == ignore) continue;  // ignored rows stay zero
-                      for (int64_t j = 0; j < c; ++j) pd[i * c + j] = fast_exp_nonpositive(px[i * c + j] - pl[i]) * scale;
+                      for (int64_t j = 0; j < c; ++j)
+                        pd[i * c + j] = fast_exp_nonpositive(px[i * c + j] - pl[i]) * scale;
                       pd[i * c + pt[i]] -= scale;
                     }
                   });
@@ -87,18 +90,18 @@ Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable
   }
   if (logits.shape() != targets.shape()) {
     throw ShapeError("binary_cross_entropy_with_logits", "logits of shape " + logits.shape().str() +
-                                                             " and targets of shape " + targets.shape().str() +
-                                                             " differ");
+                                                             " and targets of shape " +
+                                                             targets.shape().str() + " differ");
   }
-  const Tensor per_element = zip_float("binary_cross_entropy_with_logits", logits.data(), targets.data(),
-                                       [](auto x, auto t) {
-                                         using T = decltype(x);
-                                         return (x > 0 ? x : T(0)) - x * t + std::log1p(fast_exp(-std::abs(x)));
-                                       });
+  const Tensor per_element =
+      zip_float("binary_cross_entropy_with_logits", logits.data(), targets.data(), [](auto x, auto t) {
+        using T = decltype(x);
+        return (x > 0 ? x : T(0)) - x * t + std::log1p(fast_exp(-std::abs(x)));
+      });
   const double count = static_cast<double>(std::max<int64_t>(1, logits.numel()));
   return record("binary_cross_entropy_with_logits", mean(per_element), {logits, targets},
-                [sx = SavedTensor(logits.data()), st = SavedTensor(targets.data()), count](const Tensor& g,
-                                                                                          NeedsGrad needs) -> Grads {
+                [sx = SavedTensor(logits.data()), st = SavedTensor(targets.data()), count](
+                    const Tensor& g, NeedsGrad needs) -> Grads {
                   const Tensor& x = sx.get();
                   const Tensor& t = st.get();
                   const double scale = g.item() / count;

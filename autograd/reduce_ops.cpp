@@ -16,7 +16,9 @@ Shape kept_shape(const Shape& shape, const Shape& dims) {
 }
 
 // The output gradient spread back over an input of shape `from` (a stride-0 view: no copy).
-Tensor spread(const Tensor& g, const Shape& kept, const Shape& from) { return g.reshape(kept).expand(from); }
+Tensor spread(const Tensor& g, const Shape& kept, const Shape& from) {
+  return g.reshape(kept).expand(from);
+}
 
 }  // namespace
 
@@ -35,10 +37,11 @@ Variable sum(const Variable& x) {
 Variable mean(const Variable& x, const Shape& dims, bool keepdim) {
   int64_t count = 1;
   for (int64_t d : dims) count *= x.shape()[normalize_dim("mean", d, x.rank())];
-  return record("mean", mean(x.data(), dims, keepdim), {x},
-                [from = x.shape(), kept = kept_shape(x.shape(), dims), count](const Tensor& g, NeedsGrad) -> Grads {
-                  return {spread(div(g, double(count)), kept, from)};
-                });
+  return record(
+      "mean", mean(x.data(), dims, keepdim), {x},
+      [from = x.shape(), kept = kept_shape(x.shape(), dims), count](const Tensor& g, NeedsGrad) -> Grads {
+        return {spread(div(g, double(count)), kept, from)};
+      });
 }
 
 Variable mean(const Variable& x) {

@@ -38,11 +38,12 @@ Variable softmax(const Variable& x, int64_t dim) {
   const int d = normalize_dim("softmax", dim, x.rank());
   Tensor y = softmax(x.data(), d);
   return record("softmax", y, {x}, [sy = SavedTensor(y), d](const Tensor& g, NeedsGrad) -> Grads {
-    return {rowwise("softmax_backward", sy.get(), g, d, []<typename T>(const T* y, const T* g, T* dx, int64_t n) {
-      T dot = 0;
-      for (int64_t i = 0; i < n; ++i) dot += g[i] * y[i];
-      for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (g[i] - dot);
-    })};
+    return {
+        rowwise("softmax_backward", sy.get(), g, d, []<typename T>(const T* y, const T* g, T* dx, int64_t n) {
+          T dot = 0;
+          for (int64_t i = 0; i < n; ++i) dot += g[i] * y[i];
+          for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (g[i] - dot);
+        })};
   });
 }
 
@@ -50,18 +51,20 @@ Variable log_softmax(const Variable& x, int64_t dim) {
   const int d = normalize_dim("log_softmax", dim, x.rank());
   Tensor z = log_softmax(x.data(), d);
   return record("log_softmax", z, {x}, [sz = SavedTensor(z), d](const Tensor& g, NeedsGrad) -> Grads {
-    return {rowwise("log_softmax_backward", sz.get(), g, d, []<typename T>(const T* z, const T* g, T* dx, int64_t n) {
-      T total = 0;
-      for (int64_t i = 0; i < n; ++i) total += g[i];
-      for (int64_t i = 0; i < n; ++i) dx[i] = g[i] - fast_exp_nonpositive(z[i]) * total;
-    })};
+    return {rowwise("log_softmax_backward", sz.get(), g, d,
+                    []<typename T>(const T* z, const T* g, T* dx, int64_t n) {
+                      T total = 0;
+                      for (int64_t i = 0; i < n; ++i) total += g[i];
+                      for (int64_t i = 0; i < n; ++i) dx[i] = g[i] - fast_exp_nonpositive(z[i]) * total;
+                    })};
   });
 }
 
 Variable masked_fill(const Variable& x, const Tensor& mask, double value) {
-  return record("masked_fill", masked_fill(x.data(), mask, value), {x}, [mask](const Tensor& g, NeedsGrad) -> Grads {
-    return {masked_fill(g, mask, 0.0)};  // filled entries no longer depend on x
-  });
+  return record("masked_fill", masked_fill(x.data(), mask, value), {x},
+                [mask](const Tensor& g, NeedsGrad) -> Grads {
+                  return {masked_fill(g, mask, 0.0)};  // filled entries no longer depend on x
+                });
 }
 
 }  // namespace minigrad

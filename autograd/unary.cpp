@@ -46,22 +46,25 @@ Variable sigmoid(const Variable& x) {
 }
 
 Variable relu(const Variable& x) {
-  return record("relu", relu(x.data()), {x}, [sx = SavedTensor(x.data())](const Tensor& g, NeedsGrad) -> Grads {
-    // 1 where x > 0, else 0 (at the kink x = 0 PyTorch also takes 0)
-    return {zip_float("relu_backward", g, sx.get(), [](auto g, auto x) { return x > 0 ? g : decltype(g)(0); })};
-  });
+  return record("relu", relu(x.data()), {x},
+                [sx = SavedTensor(x.data())](const Tensor& g, NeedsGrad) -> Grads {
+                  // 1 where x > 0, else 0 (at the kink x = 0 PyTorch also takes 0)
+                  return {zip_float("relu_backward", g, sx.get(),
+                                    [](auto g, auto x) { return x > 0 ? g : decltype(g)(0); })};
+                });
 }
 
 Variable gelu(const Variable& x) {
-  return record("gelu", gelu(x.data()), {x}, [sx = SavedTensor(x.data())](const Tensor& g, NeedsGrad) -> Grads {
-    // gelu(x) = x·Φ(x)  =>  gelu'(x) = Φ(x) + x·φ(x), φ the standard normal density
-    return {zip_float("gelu_backward", g, sx.get(), [](auto g, auto x) {
-      using T = decltype(x);
-      const T cdf = T(0.5) * (1 + std::erf(x * T(std::numbers::sqrt2 / 2)));
-      const T pdf = std::exp(T(-0.5) * x * x) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-      return g * (cdf + x * pdf);
-    })};
-  });
+  return record(
+      "gelu", gelu(x.data()), {x}, [sx = SavedTensor(x.data())](const Tensor& g, NeedsGrad) -> Grads {
+        // gelu(x) = x·Φ(x)  =>  gelu'(x) = Φ(x) + x·φ(x), φ the standard normal density
+        return {zip_float("gelu_backward", g, sx.get(), [](auto g, auto x) {
+          using T = decltype(x);
+          const T cdf = T(0.5) * (1 + std::erf(x * T(std::numbers::sqrt2 / 2)));
+          const T pdf = std::exp(T(-0.5) * x * x) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+          return g * (cdf + x * pdf);
+        })};
+      });
 }
 
 }  // namespace minigrad

@@ -27,8 +27,8 @@ void Variable::set_data(Tensor data) const {
   if (!is_leaf()) throw ValueError("set_data", "only a leaf's value can be replaced");
   if (!data.defined()) throw ValueError("set_data", "cannot set an undefined tensor");
   if (impl_->requires_grad && !is_floating(data.dtype())) {
-    throw DTypeError("set_data", "a value that requires grad must be float, got " +
-                                     std::string(dtype_name(data.dtype())));
+    throw DTypeError(
+        "set_data", "a value that requires grad must be float, got " + std::string(dtype_name(data.dtype())));
   }
   impl_->data = std::move(data);
   impl_->grad = Tensor();
@@ -94,9 +94,13 @@ const Variable& Variable::set_name(std::string name) const {
   return *this;
 }
 
-Variable Variable::detach() const { return Variable(data()); }
+Variable Variable::detach() const {
+  return Variable(data());
+}
 
-void Variable::backward(BackwardOptions options) const { run_backward(*this, Tensor(), options); }
+void Variable::backward(BackwardOptions options) const {
+  run_backward(*this, Tensor(), options);
+}
 
 void Variable::backward(const Tensor& grad, BackwardOptions options) const {
   if (!grad.defined()) throw ValueError("backward", "the upstream gradient is undefined");
@@ -146,8 +150,12 @@ namespace {
 thread_local bool grad_enabled = true;
 }
 
-bool GradMode::is_enabled() { return grad_enabled; }
-void GradMode::set_enabled(bool enabled) { grad_enabled = enabled; }
+bool GradMode::is_enabled() {
+  return grad_enabled;
+}
+void GradMode::set_enabled(bool enabled) {
+  grad_enabled = enabled;
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Saved tensors
@@ -176,7 +184,8 @@ bool any_requires_grad(std::span<const Variable> inputs) {
   return false;
 }
 
-Variable make_recorded(const char* op, Tensor output, std::span<const Variable> inputs, Node::Backward backward) {
+Variable make_recorded(const char* op, Tensor output, std::span<const Variable> inputs,
+                       Node::Backward backward) {
   static std::atomic<uint64_t> next_sequence{0};
   auto node = std::make_shared<Node>();
   node->op = op;

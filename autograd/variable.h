@@ -32,7 +32,7 @@ struct VariableImpl {
   Tensor grad;                    // accumulated d(output)/d(this); leaves only
   std::shared_ptr<Node> grad_fn;  // the op that produced this value; null for leaves
   bool requires_grad = false;
-  std::string name;               // optional, shown in graph exports
+  std::string name;  // optional, shown in graph exports
 };
 
 struct BackwardOptions {
@@ -132,9 +132,9 @@ struct Node {
   uint64_t sequence = 0;  // creation order, for printing graphs
 
   // Bookkeeping of one backward pass.
-  Tensor grad;           // the sum of the gradients received so far for this node's output
-  int pending = 0;       // consumers that have not sent their gradient yet
-  uint64_t pass = 0;     // the pass that last counted this node
+  Tensor grad;        // the sum of the gradients received so far for this node's output
+  int pending = 0;    // consumers that have not sent their gradient yet
+  uint64_t pass = 0;  // the pass that last counted this node
 
   NeedsGrad needs() const;
   // Frees what backward needed: the backward function and the tensors it saved. The edges stay, so the
@@ -193,7 +193,8 @@ class SavedTensor {
 
 namespace detail {
 bool any_requires_grad(std::span<const Variable> inputs);
-Variable make_recorded(const char* op, Tensor output, std::span<const Variable> inputs, Node::Backward backward);
+Variable make_recorded(const char* op, Tensor output, std::span<const Variable> inputs,
+                       Node::Backward backward);
 }  // namespace detail
 
 // Wraps an op's result. If grad mode is on and an input requires grad, the result gets a Node holding

@@ -6,8 +6,8 @@
 //
 // Absolute numbers on a shared machine are noisy; the ratios against the reference, measured
 // interleaved in the same run, are what to compare. Each figure is the median of several timed batches.
-#include <CLI/CLI.hpp>
 #include <cblas.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -97,17 +97,32 @@ void bench_bandwidth(double batch_seconds, int rounds) {
   const Variable w(gamma), b(beta);
   const std::vector<Case> cases = {
       {"add (a + b)", {1024, 1024}, 3, [](const Tensor& x, const Tensor& y) { Tensor out = add(x, y); }},
-      {"add (a + b), 4M elements", {2048, 2048}, 3, [](const Tensor& x, const Tensor& y) { Tensor out = add(x, y); }},
-      {"softmax, rows of 1024", {1024, 1024}, 2, [](const Tensor& x, const Tensor&) { Tensor out = softmax(x, -1); }},
-      {"softmax, rows of 256", {4096, 256}, 2, [](const Tensor& x, const Tensor&) { Tensor out = softmax(x, -1); }},
-      {"softmax, rows of 1024, 4M elements", {4096, 1024}, 2,
+      {"add (a + b), 4M elements",
+       {2048, 2048},
+       3,
+       [](const Tensor& x, const Tensor& y) { Tensor out = add(x, y); }},
+      {"softmax, rows of 1024",
+       {1024, 1024},
+       2,
        [](const Tensor& x, const Tensor&) { Tensor out = softmax(x, -1); }},
-      {"layer_norm, rows of 256 (forward)", {4096, 256}, 2,
+      {"softmax, rows of 256",
+       {4096, 256},
+       2,
+       [](const Tensor& x, const Tensor&) { Tensor out = softmax(x, -1); }},
+      {"softmax, rows of 1024, 4M elements",
+       {4096, 1024},
+       2,
+       [](const Tensor& x, const Tensor&) { Tensor out = softmax(x, -1); }},
+      {"layer_norm, rows of 256 (forward)",
+       {4096, 256},
+       2,
        [&](const Tensor& x, const Tensor&) {
          NoGradGuard no_grad;
          Variable out = layer_norm(Variable(x), w, b);
        }},
-      {"layer_norm, rows of 256, 4M elements", {16384, 256}, 2,
+      {"layer_norm, rows of 256, 4M elements",
+       {16384, 256},
+       2,
        [&](const Tensor& x, const Tensor&) {
          NoGradGuard no_grad;
          Variable out = layer_norm(Variable(x), w, b);
@@ -118,17 +133,18 @@ void bench_bandwidth(double batch_seconds, int rounds) {
     const Tensor y = Tensor::normal(c.shape, 0, 1, DType::Float32, &g);
     const size_t bytes = static_cast<size_t>(x.numel()) * sizeof(float);
     std::vector<char> src(bytes, 1), dst(bytes);
-    const auto [t_kernel, t_copy] = interleaved([&] { c.run(x, y); }, [&] { std::memcpy(dst.data(), src.data(), bytes); },
-                                                batch_seconds, rounds);
+    const auto [t_kernel, t_copy] = interleaved(
+        [&] { c.run(x, y); }, [&] { std::memcpy(dst.data(), src.data(), bytes); }, batch_seconds, rounds);
     const double kernel_gbs = c.tensors_moved * double(bytes) / t_kernel / 1e9;
     const double copy_gbs = 2.0 * double(bytes) / t_copy / 1e9;  // memcpy reads and writes each byte
-    std::printf("%-38s %10lld %12.1f %12.1f %10.2f\n", c.name, static_cast<long long>(x.numel()), kernel_gbs, copy_gbs,
-                kernel_gbs / copy_gbs);
+    std::printf("%-38s %10lld %12.1f %12.1f %10.2f\n", c.name, static_cast<long long>(x.numel()), kernel_gbs,
+                copy_gbs, kernel_gbs / copy_gbs);
   }
 }
 
 void bench_autograd(double batch_seconds, int rounds) {
-  std::printf("\nautograd overhead: a chain of %d tiny ops (y = y * 1.0001 on a 1-element float32 tensor)\n", 1000);
+  std::printf("\nautograd overhead: a chain of %d tiny ops (y = y * 1.0001 on a 1-element float32 tensor)\n",
+              1000);
   constexpr int kOps = 1000;
   Variable x(Tensor::ones({1}), true);
   auto record_and_backprop = [&] {

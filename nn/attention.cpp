@@ -17,7 +17,8 @@ Tensor AttentionMask::to_tensor(int64_t batch, int64_t n_q, int64_t n_k) const {
   const Tensor key_index = Tensor::arange(n_k);  // (n_k)
   if (valid_lens.defined()) {
     if (valid_lens.dtype() != DType::Int64) {
-      throw DTypeError("attention mask", "valid_lens must be int64, got " + std::string(dtype_name(valid_lens.dtype())));
+      throw DTypeError("attention mask",
+                       "valid_lens must be int64, got " + std::string(dtype_name(valid_lens.dtype())));
     }
     if (valid_lens.shape() == Shape{batch}) {
       hide(ge(key_index, valid_lens.reshape({batch, 1, 1})));  // (B, 1, n_k)
@@ -38,13 +39,15 @@ Tensor AttentionMask::to_tensor(int64_t batch, int64_t n_q, int64_t n_k) const {
     }
     hide(key_padding_mask.unsqueeze(1));  // (B, 1, n_k)
   }
-  if (causal) hide(gt(key_index, Tensor::arange(n_q).unsqueeze(1)).unsqueeze(0));  // (1, n_q, n_k): key > query
+  if (causal)
+    hide(gt(key_index, Tensor::arange(n_q).unsqueeze(1)).unsqueeze(0));  // (1, n_q, n_k): key > query
   return hidden;
 }
 
 Variable masked_softmax(const Variable& scores, const AttentionMask& mask) {
   if (mask.empty()) return softmax(scores, -1);
-  if (scores.rank() < 3) throw ShapeError("masked_softmax", "expects scores (B, …, n_q, n_k), got " + scores.shape().str());
+  if (scores.rank() < 3)
+    throw ShapeError("masked_softmax", "expects scores (B, …, n_q, n_k), got " + scores.shape().str());
   const int r = scores.rank();
   Tensor hidden = mask.to_tensor(scores.shape()[0], scores.shape()[r - 2], scores.shape()[r - 1]);
   // (B|1, n_q|1, n_k) -> (B|1, 1, …, n_q|1, n_k): the middle (head) dimensions broadcast.
@@ -53,16 +56,19 @@ Variable masked_softmax(const Variable& scores, const AttentionMask& mask) {
   return softmax(masked_fill(scores, hidden.reshape(shape), kMaskedScore), -1);
 }
 
-DotProductAttention::DotProductAttention(double p) { dropout = register_module("dropout", std::make_shared<Dropout>(p)); }
+DotProductAttention::DotProductAttention(double p) {
+  dropout = register_module("dropout", std::make_shared<Dropout>(p));
+}
 
 Variable DotProductAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
                                       const AttentionMask& mask) {
   const int r = queries.rank();
   if (r < 3 || keys.rank() != r || values.rank() != r || queries.shape()[r - 1] != keys.shape()[r - 1] ||
       keys.shape()[r - 2] != values.shape()[r - 2]) {
-    throw ShapeError("DotProductAttention", "expects queries (B, …, n_q, d), keys (B, …, n_k, d), values (B, …, n_k, "
-                                            "d_v), got " + queries.shape().str() + ", " + keys.shape().str() + ", " +
-                                                values.shape().str());
+    throw ShapeError("DotProductAttention",
+                     "expects queries (B, …, n_q, d), keys (B, …, n_k, d), values (B, …, n_k, "
+                     "d_v), got " +
+                         queries.shape().str() + ", " + keys.shape().str() + ", " + values.shape().str());
   }
   const double d = static_cast<double>(queries.shape()[r - 1]);
   // Q·Kᵀ/√d, with the 1/√d applied to Q (n_q·d numbers) rather than to the scores (n_q·n_k): the same
@@ -94,9 +100,9 @@ Variable MultiHeadAttention::forward(const Variable& queries, const Variable& ke
                                      const AttentionMask& mask) {
   if (queries.rank() != 3 || keys.rank() != 3 || values.rank() != 3 || keys.shape()[1] != values.shape()[1] ||
       queries.shape()[0] != keys.shape()[0] || keys.shape()[0] != values.shape()[0]) {
-    throw ShapeError("MultiHeadAttention", "expects queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v), got " +
-                                               queries.shape().str() + ", " + keys.shape().str() + ", " +
-                                               values.shape().str());
+    throw ShapeError("MultiHeadAttention",
+                     "expects queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v), got " +
+                         queries.shape().str() + ", " + keys.shape().str() + ", " + values.shape().str());
   }
   const int64_t h = options.num_heads, head = options.num_hiddens / h;
   // (B, n, num_hiddens) -> (B, n, h, head) -> (B, h, n, head): a view, no copy.
@@ -108,7 +114,8 @@ Variable MultiHeadAttention::forward(const Variable& queries, const Variable& ke
   const Variable v = split_heads(W_v->forward(values));
   const Variable heads = attention->forward(q, k, v, mask);  // (B, h, n_q, head)
   // (B, h, n_q, head) -> (B, n_q, h, head) -> (B, n_q, num_hiddens)
-  const Variable merged = reshape(permute(heads, {0, 2, 1, 3}), {queries.shape()[0], queries.shape()[1], options.num_hiddens});
+  const Variable merged =
+      reshape(permute(heads, {0, 2, 1, 3}), {queries.shape()[0], queries.shape()[1], options.num_hiddens});
   return W_o->forward(merged);
 }
 

@@ -10,7 +10,9 @@ Dropout::Dropout(double p_) : p(p_) {
   if (!(p >= 0 && p <= 1)) throw ValueError("Dropout", "p must be in [0, 1], got " + std::to_string(p));
 }
 
-Variable Dropout::forward(const Variable& x) const { return dropout(x, p, is_training()); }
+Variable Dropout::forward(const Variable& x) const {
+  return dropout(x, p, is_training());
+}
 
 std::string Dropout::extra_repr() const {
   char text[32];

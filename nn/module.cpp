@@ -21,7 +21,9 @@ void Module::visit(const std::string& prefix, Visit&& visit_module) const {
 }
 
 namespace {
-std::string join(const std::string& path, const std::string& name) { return path.empty() ? name : path + "." + name; }
+std::string join(const std::string& path, const std::string& name) {
+  return path.empty() ? name : path + "." + name;
+}
 }  // namespace
 
 std::vector<std::pair<std::string, Variable>> Module::named_parameters() const {
@@ -122,6 +124,8 @@ std::string Module::repr() const {
   return out + "\n)";
 }
 
-std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.repr(); }
+std::ostream& operator<<(std::ostream& os, const Module& module) {
+  return os << module.repr();
+}
 
 }  // namespace minigrad::nn

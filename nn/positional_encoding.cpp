@@ -7,13 +7,15 @@
 namespace minigrad::nn {
 
 Tensor PositionalEncoding::sinusoids(int64_t max_len, int64_t d, DType dtype) {
-  if (max_len <= 0 || d <= 0) throw ValueError("PositionalEncoding", "max_len and num_hiddens must be positive");
+  if (max_len <= 0 || d <= 0)
+    throw ValueError("PositionalEncoding", "max_len and num_hiddens must be positive");
   Tensor table = Tensor::empty({max_len, d}, DType::Float64);
   double* p = table.data_ptr<double>();
   for (int64_t i = 0; i < max_len; ++i) {
     for (int64_t col = 0; col < d; col += 2) {
       // Columns 2j and 2j+1 share the frequency 1 / 10000^(2j/d); `col` is 2j.
-      const double angle = static_cast<double>(i) / std::pow(10000.0, static_cast<double>(col) / static_cast<double>(d));
+      const double angle =
+          static_cast<double>(i) / std::pow(10000.0, static_cast<double>(col) / static_cast<double>(d));
       p[i * d + col] = std::sin(angle);
       if (col + 1 < d) p[i * d + col + 1] = std::cos(angle);
     }
@@ -32,16 +34,17 @@ PositionalEncoding::PositionalEncoding(const PositionalEncodingOptions& opts) : 
 
 Variable PositionalEncoding::forward(const Variable& x) const {
   if (x.rank() != 3 || x.shape()[2] != options.num_hiddens || x.shape()[1] > options.max_len) {
-    throw ShapeError("PositionalEncoding", "expects (batch, steps <= " + std::to_string(options.max_len) + ", " +
-                                               std::to_string(options.num_hiddens) + "), got " + x.shape().str());
+    throw ShapeError("PositionalEncoding", "expects (batch, steps <= " + std::to_string(options.max_len) +
+                                               ", " + std::to_string(options.num_hiddens) + "), got " +
+                                               x.shape().str());
   }
   // P[:, :T, :] broadcast over the batch
   return dropout->forward(x + slice(P, 1, 0, x.shape()[1]));
 }
 
 std::string PositionalEncoding::extra_repr() const {
-  return "num_hiddens=" + std::to_string(options.num_hiddens) + ", max_len=" + std::to_string(options.max_len) +
-         (options.learnable ? ", learnable=True" : "");
+  return "num_hiddens=" + std::to_string(options.num_hiddens) +
+         ", max_len=" + std::to_string(options.max_len) + (options.learnable ? ", learnable=True" : "");
 }
 
 }  // namespace minigrad::nn

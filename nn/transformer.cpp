@@ -7,7 +7,8 @@
 
 namespace minigrad::nn {
 
-PositionWiseFFN::PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, Activation act) : activation(act) {
+PositionWiseFFN::PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, Activation act)
+    : activation(act) {
   dense1 = register_module("dense1", std::make_shared<Linear>(num_hiddens, ffn_num_hiddens));
   dense2 = register_module("dense2", std::make_shared<Linear>(ffn_num_hiddens, num_hiddens));
 }
@@ -22,7 +23,9 @@ AddNorm::AddNorm(int64_t normalized_size, double p) {
   ln = register_module("ln", std::make_shared<LayerNorm>(normalized_size));
 }
 
-Variable AddNorm::forward(const Variable& x, const Variable& y) const { return ln->forward(dropout->forward(y) + x); }
+Variable AddNorm::forward(const Variable& x, const Variable& y) const {
+  return ln->forward(dropout->forward(y) + x);
+}
 
 EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
   attention = register_module("attention", std::make_shared<MultiHeadAttention>(MultiHeadAttentionOptions{
@@ -31,7 +34,8 @@ EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
                                                .dropout = opts.attention_dropout.value_or(opts.dropout),
                                                .bias = opts.bias}));
   addnorm1 = register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
-  ffn = register_module("ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens, opts.activation));
+  ffn = register_module(
+      "ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens, opts.activation));
   addnorm2 = register_module("addnorm2", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
 }
 
@@ -47,32 +51,37 @@ Variable EncoderLayer::forward(const Variable& x, const AttentionMask& mask) {
 }
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
-  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, opts.num_hiddens, opts.padding_idx));
-  pos_encoding = register_module("pos_encoding", std::make_shared<PositionalEncoding>(PositionalEncodingOptions{
-                                                      .num_hiddens = opts.num_hiddens,
-                                                      .dropout = opts.dropout,
-                                                      .max_len = opts.max_len,
-                                                      .learnable = opts.learnable_positions}));
+  embedding = register_module(
+      "embedding", std::make_shared<Embedding>(opts.vocab_size, opts.num_hiddens, opts.padding_idx));
+  pos_encoding = register_module(
+      "pos_encoding",
+      std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = opts.num_hiddens,
+                                                                     .dropout = opts.dropout,
+                                                                     .max_len = opts.max_len,
+                                                                     .learnable = opts.learnable_positions}));
   layers = register_module("layers", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < opts.num_layers; ++i) {
-    layer_list.push_back(layers->push_back(std::make_shared<EncoderLayer>(EncoderLayerOptions{
-        .num_hiddens = opts.num_hiddens,
-        .ffn_num_hiddens = opts.ffn_num_hiddens,
-        .num_heads = opts.num_heads,
-        .dropout = opts.dropout,
-        .attention_dropout = opts.attention_dropout,
-        .bias = opts.bias,
-        .norm_first = opts.norm_first,
-        .activation = opts.activation})));
+    layer_list.push_back(layers->push_back(
+        std::make_shared<EncoderLayer>(EncoderLayerOptions{.num_hiddens = opts.num_hiddens,
+                                                           .ffn_num_hiddens = opts.ffn_num_hiddens,
+                                                           .num_heads = opts.num_heads,
+                                                           .dropout = opts.dropout,
+                                                           .attention_dropout = opts.attention_dropout,
+                                                           .bias = opts.bias,
+                                                           .norm_first = opts.norm_first,
+                                                           .activation = opts.activation})));
   }
-  if (opts.norm_first) final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));
+  if (opts.norm_first)
+    final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));
 }
 
 Variable TransformerEncoder::forward(const Tensor& tokens, const AttentionMask& mask) {
-  if (tokens.rank() != 2) throw ShapeError("TransformerEncoder", "expects tokens (B, T), got " + tokens.shape().str());
+  if (tokens.rank() != 2)
+    throw ShapeError("TransformerEncoder", "expects tokens (B, T), got " + tokens.shape().str());
   // d2l and Vaswani et al. scale the embedding by √d before adding the positional encoding, whose entries
   // lie in [-1, 1], so that the two are of comparable size when summed.
-  Variable x = pos_encoding->forward(embedding->forward(tokens) * std::sqrt(static_cast<double>(options.num_hiddens)));
+  Variable x =
+      pos_encoding->forward(embedding->forward(tokens) * std::sqrt(static_cast<double>(options.num_hiddens)));
   for (const auto& layer : layer_list) x = layer->forward(x, mask);
   return final_norm ? final_norm->forward(x) : x;
 }

@@ -30,7 +30,9 @@ class PositionWiseFFN : public Module {
   Variable forward(const Variable& x) const;
 
   std::string name() const override { return "PositionWiseFFN"; }
-  std::string extra_repr() const override { return activation == Activation::ReLU ? "activation=ReLU" : "activation=GELU"; }
+  std::string extra_repr() const override {
+    return activation == Activation::ReLU ? "activation=ReLU" : "activation=GELU";
+  }
 
   std::shared_ptr<Linear> dense1, dense2;
   Activation activation;

@@ -62,7 +62,9 @@ void load_weights(nn::Module& module, const SafetensorsFile& file, const std::st
   for (const auto& [name, v] : expected) v.data().copy_(*file.find(name));
 }
 
-void load_weights(nn::Module& module, const std::string& path) { load_weights(module, load_safetensors(path), path); }
+void load_weights(nn::Module& module, const std::string& path) {
+  load_weights(module, load_safetensors(path), path);
+}
 
 void save_training_state(const std::string& path, const Optimizer& optimizer, const Generator& generator,
                          int64_t step, const std::map<std::string, std::string>& metadata) {
@@ -83,14 +85,17 @@ int64_t load_training_state(const std::string& path, Optimizer& optimizer, Gener
   const SafetensorsFile file = load_safetensors(path);
   auto meta = [&](const std::string& key) {
     auto it = file.metadata.find(key);
-    if (it == file.metadata.end()) throw Error("load_training_state", path + ": no '" + key + "' in the metadata");
+    if (it == file.metadata.end())
+      throw Error("load_training_state", path + ": no '" + key + "' in the metadata");
     return it->second;
   };
   if (meta("optimizer") != optimizer.name()) {
-    throw Error("load_training_state", path + ": holds the state of " + meta("optimizer") + ", not " + optimizer.name());
+    throw Error("load_training_state",
+                path + ": holds the state of " + meta("optimizer") + ", not " + optimizer.name());
   }
   if (meta("parameters") != std::to_string(optimizer.parameters().size())) {
-    throw Error("load_training_state", path + ": saved for " + meta("parameters") + " parameters, the optimizer has " +
+    throw Error("load_training_state", path + ": saved for " + meta("parameters") +
+                                           " parameters, the optimizer has " +
                                            std::to_string(optimizer.parameters().size()));
   }
   int64_t step = 0;
@@ -103,13 +108,15 @@ int64_t load_training_state(const std::string& path, Optimizer& optimizer, Gener
   }
   const Tensor* words = file.find(kGeneratorTensor);
   if (!words || words->dtype() != DType::Int64 || words->shape() != Shape{4}) {
-    throw Error("load_training_state", path + ": '" + std::string(kGeneratorTensor) + "' is missing or not int64 [4]");
+    throw Error("load_training_state",
+                path + ": '" + std::string(kGeneratorTensor) + "' is missing or not int64 [4]");
   }
   std::vector<std::pair<std::string, Tensor>> state;
   const std::string prefix = kOptimizerPrefix;
   for (const auto& [name, t] : file.tensors) {
     if (name == kGeneratorTensor) continue;
-    if (name.rfind(prefix, 0) != 0) throw Error("load_training_state", path + ": unexpected tensor '" + name + "'");
+    if (name.rfind(prefix, 0) != 0)
+      throw Error("load_training_state", path + ": unexpected tensor '" + name + "'");
     state.emplace_back(name.substr(prefix.size()), t);
   }
   try {

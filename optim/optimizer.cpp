@@ -11,26 +11,30 @@ namespace {
 
 void check_hyperparameter(std::string_view op, std::string_view what, double value, double low, double high) {
   if (!(value >= low && value <= high)) {
-    throw ValueError(op, std::string(what) + " must be in [" + std::to_string(low) + ", " + std::to_string(high) +
-                             "], got " + std::to_string(value));
+    throw ValueError(op, std::string(what) + " must be in [" + std::to_string(low) + ", " +
+                             std::to_string(high) + "], got " + std::to_string(value));
   }
 }
 
 // The gradient a parameter's update reads: contiguous and of the parameter's dtype and shape.
-Tensor gradient_of(const Variable& p) { return p.grad().contiguous(); }
+Tensor gradient_of(const Variable& p) {
+  return p.grad().contiguous();
+}
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
 // Optimizer
 
-Optimizer::Optimizer(std::vector<Variable> parameters, double lr) : parameters_(std::move(parameters)), lr_(lr) {
+Optimizer::Optimizer(std::vector<Variable> parameters, double lr)
+    : parameters_(std::move(parameters)), lr_(lr) {
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& p = parameters_[i];
     if (!p.defined() || !p.requires_grad() || !p.is_leaf()) {
       throw ValueError("optimizer", "parameter " + std::to_string(i) + " is not a leaf that requires grad");
     }
-    if (!p.data().is_contiguous()) throw ValueError("optimizer", "parameter " + std::to_string(i) + " is not contiguous");
+    if (!p.data().is_contiguous())
+      throw ValueError("optimizer", "parameter " + std::to_string(i) + " is not contiguous");
   }
   set_learning_rate(lr);
   state_.resize(parameters_.size());
@@ -80,10 +84,11 @@ void Optimizer::load_state_tensors(const std::vector<std::pair<std::string, Tens
     const bool fits = scalar_step ? (t.dtype() == DType::Int64 && t.numel() == 1)
                                   : (t.shape() == p.shape() && t.dtype() == p.dtype());
     if (!fits) {
-      throw ShapeError("load_state", "'" + name + "' is " + std::string(dtype_name(t.dtype())) + " " + t.shape().str() +
-                                         " but parameter " + std::to_string(index) + " needs " +
-                                         (scalar_step ? std::string("an int64 scalar")
-                                                      : std::string(dtype_name(p.dtype())) + " " + p.shape().str()));
+      throw ShapeError("load_state",
+                       "'" + name + "' is " + std::string(dtype_name(t.dtype())) + " " + t.shape().str() +
+                           " but parameter " + std::to_string(index) + " needs " +
+                           (scalar_step ? std::string("an int64 scalar")
+                                        : std::string(dtype_name(p.dtype())) + " " + p.shape().str()));
     }
     loaded[index][key] = t.clone();
   }
@@ -93,7 +98,8 @@ void Optimizer::load_state_tensors(const std::vector<std::pair<std::string, Tens
 // ---------------------------------------------------------------------------------------------------
 // SGD
 
-SGD::SGD(std::vector<Variable> parameters, const SGDOptions& opts) : Optimizer(std::move(parameters), opts.lr), options(opts) {
+SGD::SGD(std::vector<Variable> parameters, const SGDOptions& opts)
+    : Optimizer(std::move(parameters), opts.lr), options(opts) {
   check_hyperparameter("SGD", "momentum", opts.momentum, 0, INFINITY);
   check_hyperparameter("SGD", "dampening", opts.dampening, 0, 1);
   check_hyperparameter("SGD", "weight_decay", opts.weight_decay, 0, INFINITY);
@@ -104,7 +110,8 @@ SGD::SGD(std::vector<Variable> parameters, const SGDOptions& opts) : Optimizer(s
 
 void SGD::step() {
   NoGradGuard no_grad;
-  const double lr = lr_, momentum = options.momentum, dampening = options.dampening, wd = options.weight_decay;
+  const double lr = lr_, momentum = options.momentum, dampening = options.dampening,
+               wd = options.weight_decay;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& param = parameters_[i];
     if (!param.grad().defined()) continue;
@@ -134,7 +141,8 @@ void SGD::step() {
 // ---------------------------------------------------------------------------------------------------
 // Adam and AdamW
 
-Adam::Adam(std::vector<Variable> parameters, const AdamOptions& opts) : Adam(std::move(parameters), opts, false) {}
+Adam::Adam(std::vector<Variable> parameters, const AdamOptions& opts)
+    : Adam(std::move(parameters), opts, false) {}
 
 Adam::Adam(std::vector<Variable> parameters, const AdamOptions& opts, bool decoupled)
     : Optimizer(std::move(parameters), opts.lr), options(opts), decoupled_(decoupled) {
@@ -194,14 +202,16 @@ AdamW::AdamW(std::vector<Variable> parameters, const AdamWOptions& o)
 // Gradient clipping
 
 double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm) {
-  if (!(max_norm > 0)) throw ValueError("clip_grad_norm", "max_norm must be positive, got " + std::to_string(max_norm));
+  if (!(max_norm > 0))
+    throw ValueError("clip_grad_norm", "max_norm must be positive, got " + std::to_string(max_norm));
   double squares = 0;
   for (const Variable& p : parameters) {
     if (!p.grad().defined()) continue;
     const Tensor g = p.grad().contiguous();
     dispatch_float(g.dtype(), "clip_grad_norm", [&]<typename T>() {
       const T* q = g.data_ptr<const T>();
-      for (int64_t k = 0; k < g.numel(); ++k) squares += static_cast<double>(q[k]) * static_cast<double>(q[k]);
+      for (int64_t k = 0; k < g.numel(); ++k)
+        squares += static_cast<double>(q[k]) * static_cast<double>(q[k]);
     });
   }
   const double norm = std::sqrt(squares);

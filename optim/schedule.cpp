@@ -11,8 +11,9 @@ namespace minigrad::optim {
 
 WarmupCosine::WarmupCosine(const WarmupCosineOptions& o) : options(o) {
   if (o.warmup_steps < 0 || o.total_steps <= o.warmup_steps) {
-    throw ValueError("WarmupCosine", "needs 0 <= warmup_steps < total_steps, got " + std::to_string(o.warmup_steps) +
-                                         " and " + std::to_string(o.total_steps));
+    throw ValueError("WarmupCosine", "needs 0 <= warmup_steps < total_steps, got " +
+                                         std::to_string(o.warmup_steps) + " and " +
+                                         std::to_string(o.total_steps));
   }
   if (!(o.peak_lr >= 0 && o.final_lr >= 0 && o.final_lr <= o.peak_lr)) {
     throw ValueError("WarmupCosine", "needs 0 <= final_lr <= peak_lr");

@@ -26,7 +26,8 @@ struct WarmupCosineOptions {
 // Linear warm-up from 0 to peak_lr over warmup_steps, then half a cosine down to final_lr at
 // total_steps (and final_lr after), as Hugging Face's get_cosine_schedule_with_warmup:
 //   step < warmup:  peak · step / warmup
-//   otherwise:      final + (peak - final) · ½(1 + cos(π · progress)),  progress = (step - warmup) / (total - warmup)
+//   otherwise:      final + (peak - final) · ½(1 + cos(π · progress)),  progress = (step - warmup) / (total -
+//   warmup)
 class WarmupCosine : public Schedule {
  public:
   explicit WarmupCosine(const WarmupCosineOptions& options);

@@ -5,7 +5,11 @@
 #   scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh clang-format
+
+echo "== Formatting (.clang-format) =="
+# Unformatted code fails the suite: run `git ls-files '*.cpp' '*.h' | xargs clang-format -i` to fix it.
+git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
 
 jobs=$(nproc)
 echo "== Release build =="

@@ -18,46 +18,68 @@ enum class DType : uint8_t { Float32, Float64, Int64, Bool };
 
 constexpr std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Int64: return "int64";
-    case DType::Bool: return "bool";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
+    case DType::Int64:
+      return "int64";
+    case DType::Bool:
+      return "bool";
   }
   return "unknown";
 }
 
-inline std::ostream& operator<<(std::ostream& os, DType dtype) { return os << dtype_name(dtype); }
+inline std::ostream& operator<<(std::ostream& os, DType dtype) {
+  return os << dtype_name(dtype);
+}
 
 constexpr size_t element_size(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return 4;
-    case DType::Float64: return 8;
-    case DType::Int64: return 8;
-    case DType::Bool: return 1;
+    case DType::Float32:
+      return 4;
+    case DType::Float64:
+      return 8;
+    case DType::Int64:
+      return 8;
+    case DType::Bool:
+      return 1;
   }
   return 0;
 }
 
-constexpr bool is_floating(DType dtype) { return dtype == DType::Float32 || dtype == DType::Float64; }
+constexpr bool is_floating(DType dtype) {
+  return dtype == DType::Float32 || dtype == DType::Float64;
+}
 
 // The C++ type of each dtype's elements; bool is stored as one byte per element.
 template <typename T>
 constexpr DType dtype_of();
 template <>
-constexpr DType dtype_of<float>() { return DType::Float32; }
+constexpr DType dtype_of<float>() {
+  return DType::Float32;
+}
 template <>
-constexpr DType dtype_of<double>() { return DType::Float64; }
+constexpr DType dtype_of<double>() {
+  return DType::Float64;
+}
 template <>
-constexpr DType dtype_of<int64_t>() { return DType::Int64; }
+constexpr DType dtype_of<int64_t>() {
+  return DType::Int64;
+}
 template <>
-constexpr DType dtype_of<bool>() { return DType::Bool; }
+constexpr DType dtype_of<bool>() {
+  return DType::Bool;
+}
 
 // Calls f.template operator()<T>() with T the element type of a float dtype; throws for other dtypes.
 template <typename F>
 decltype(auto) dispatch_float(DType dtype, std::string_view op, F&& f) {
   switch (dtype) {
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Float64: return f.template operator()<double>();
+    case DType::Float32:
+      return f.template operator()<float>();
+    case DType::Float64:
+      return f.template operator()<double>();
     default:
       throw DTypeError(op, "expected a float32 or float64 tensor, got " + std::string(dtype_name(dtype)));
   }
@@ -67,11 +89,15 @@ decltype(auto) dispatch_float(DType dtype, std::string_view op, F&& f) {
 template <typename F>
 decltype(auto) dispatch_numeric(DType dtype, std::string_view op, F&& f) {
   switch (dtype) {
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Float64: return f.template operator()<double>();
-    case DType::Int64: return f.template operator()<int64_t>();
+    case DType::Float32:
+      return f.template operator()<float>();
+    case DType::Float64:
+      return f.template operator()<double>();
+    case DType::Int64:
+      return f.template operator()<int64_t>();
     default:
-      throw DTypeError(op, "expected a float32, float64 or int64 tensor, got " + std::string(dtype_name(dtype)));
+      throw DTypeError(op,
+                       "expected a float32, float64 or int64 tensor, got " + std::string(dtype_name(dtype)));
   }
 }
 
@@ -79,10 +105,14 @@ decltype(auto) dispatch_numeric(DType dtype, std::string_view op, F&& f) {
 template <typename F>
 decltype(auto) dispatch_all(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Float64: return f.template operator()<double>();
-    case DType::Int64: return f.template operator()<int64_t>();
-    case DType::Bool: return f.template operator()<bool>();
+    case DType::Float32:
+      return f.template operator()<float>();
+    case DType::Float64:
+      return f.template operator()<double>();
+    case DType::Int64:
+      return f.template operator()<int64_t>();
+    case DType::Bool:
+      return f.template operator()<bool>();
   }
   return f.template operator()<float>();  // unreachable: the switch covers every enumerator
 }

@@ -11,8 +11,9 @@ namespace minigrad {
 Shape check_float_pair(std::string_view op, const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined()) throw ValueError(op, "an operand is undefined");
   if (!is_floating(a.dtype()) || a.dtype() != b.dtype()) {
-    throw DTypeError(op, "expected two float32 or two float64 tensors, got " + std::string(dtype_name(a.dtype())) +
-                             " and " + std::string(dtype_name(b.dtype())));
+    throw DTypeError(op, "expected two float32 or two float64 tensors, got " +
+                             std::string(dtype_name(a.dtype())) + " and " +
+                             std::string(dtype_name(b.dtype())));
   }
   return broadcast_shapes(op, a.shape(), b.shape());
 }
@@ -61,10 +62,18 @@ void check_defined(std::string_view op, const Tensor& x) {
 }  // namespace
 
 // ---- two tensors ----
-Tensor add(const Tensor& a, const Tensor& b) { return zip_float("add", a, b, [](auto x, auto y) { return x + y; }); }
-Tensor sub(const Tensor& a, const Tensor& b) { return zip_float("sub", a, b, [](auto x, auto y) { return x - y; }); }
-Tensor mul(const Tensor& a, const Tensor& b) { return zip_float("mul", a, b, [](auto x, auto y) { return x * y; }); }
-Tensor div(const Tensor& a, const Tensor& b) { return zip_float("div", a, b, [](auto x, auto y) { return x / y; }); }
+Tensor add(const Tensor& a, const Tensor& b) {
+  return zip_float("add", a, b, [](auto x, auto y) { return x + y; });
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return zip_float("sub", a, b, [](auto x, auto y) { return x - y; });
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return zip_float("mul", a, b, [](auto x, auto y) { return x * y; });
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  return zip_float("div", a, b, [](auto x, auto y) { return x / y; });
+}
 Tensor maximum(const Tensor& a, const Tensor& b) {
   return zip_float("maximum", a, b, [](auto x, auto y) { return x < y ? y : x; });
 }
@@ -97,10 +106,18 @@ Tensor pow(const Tensor& x, double exponent) {
 }
 
 // ---- one tensor ----
-Tensor neg(const Tensor& x) { return map_float("neg", x, [](auto v) { return -v; }); }
-Tensor abs(const Tensor& x) { return map_float("abs", x, [](auto v) { return std::abs(v); }); }
-Tensor exp(const Tensor& x) { return map_float("exp", x, [](auto v) { return fast_exp(v); }); }
-Tensor log(const Tensor& x) { return map_float("log", x, [](auto v) { return std::log(v); }); }
+Tensor neg(const Tensor& x) {
+  return map_float("neg", x, [](auto v) { return -v; });
+}
+Tensor abs(const Tensor& x) {
+  return map_float("abs", x, [](auto v) { return std::abs(v); });
+}
+Tensor exp(const Tensor& x) {
+  return map_float("exp", x, [](auto v) { return fast_exp(v); });
+}
+Tensor log(const Tensor& x) {
+  return map_float("log", x, [](auto v) { return std::log(v); });
+}
 Tensor sqrt(const Tensor& x) {
   return map_float("sqrt", x, [](auto v) { return std::sqrt(v); });
 }
@@ -121,17 +138,39 @@ Tensor gelu(const Tensor& x) {
 }
 
 // ---- comparisons ----
-Tensor eq(const Tensor& a, const Tensor& b) { return compare("eq", a, b, [](auto x, auto y) { return x == y; }); }
-Tensor ne(const Tensor& a, const Tensor& b) { return compare("ne", a, b, [](auto x, auto y) { return x != y; }); }
-Tensor lt(const Tensor& a, const Tensor& b) { return compare("lt", a, b, [](auto x, auto y) { return x < y; }); }
-Tensor le(const Tensor& a, const Tensor& b) { return compare("le", a, b, [](auto x, auto y) { return x <= y; }); }
-Tensor gt(const Tensor& a, const Tensor& b) { return compare("gt", a, b, [](auto x, auto y) { return x > y; }); }
-Tensor ge(const Tensor& a, const Tensor& b) { return compare("ge", a, b, [](auto x, auto y) { return x >= y; }); }
-Tensor eq(const Tensor& a, double s) { return compare("eq", a, s, [](auto x, auto y) { return x == y; }); }
-Tensor lt(const Tensor& a, double s) { return compare("lt", a, s, [](auto x, auto y) { return x < y; }); }
-Tensor le(const Tensor& a, double s) { return compare("le", a, s, [](auto x, auto y) { return x <= y; }); }
-Tensor gt(const Tensor& a, double s) { return compare("gt", a, s, [](auto x, auto y) { return x > y; }); }
-Tensor ge(const Tensor& a, double s) { return compare("ge", a, s, [](auto x, auto y) { return x >= y; }); }
+Tensor eq(const Tensor& a, const Tensor& b) {
+  return compare("eq", a, b, [](auto x, auto y) { return x == y; });
+}
+Tensor ne(const Tensor& a, const Tensor& b) {
+  return compare("ne", a, b, [](auto x, auto y) { return x != y; });
+}
+Tensor lt(const Tensor& a, const Tensor& b) {
+  return compare("lt", a, b, [](auto x, auto y) { return x < y; });
+}
+Tensor le(const Tensor& a, const Tensor& b) {
+  return compare("le", a, b, [](auto x, auto y) { return x <= y; });
+}
+Tensor gt(const Tensor& a, const Tensor& b) {
+  return compare("gt", a, b, [](auto x, auto y) { return x > y; });
+}
+Tensor ge(const Tensor& a, const Tensor& b) {
+  return compare("ge", a, b, [](auto x, auto y) { return x >= y; });
+}
+Tensor eq(const Tensor& a, double s) {
+  return compare("eq", a, s, [](auto x, auto y) { return x == y; });
+}
+Tensor lt(const Tensor& a, double s) {
+  return compare("lt", a, s, [](auto x, auto y) { return x < y; });
+}
+Tensor le(const Tensor& a, double s) {
+  return compare("le", a, s, [](auto x, auto y) { return x <= y; });
+}
+Tensor gt(const Tensor& a, double s) {
+  return compare("gt", a, s, [](auto x, auto y) { return x > y; });
+}
+Tensor ge(const Tensor& a, double s) {
+  return compare("ge", a, s, [](auto x, auto y) { return x >= y; });
+}
 
 Tensor logical_not(const Tensor& mask) {
   check_defined("logical_not", mask);
@@ -160,13 +199,14 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     throw DTypeError("where", "dtypes " + std::string(dtype_name(a.dtype())) + " and " +
                                   std::string(dtype_name(b.dtype())) + " differ");
   }
-  const Shape shape = broadcast_shapes("where", cond.shape(), broadcast_shapes("where", a.shape(), b.shape()));
+  const Shape shape =
+      broadcast_shapes("where", cond.shape(), broadcast_shapes("where", a.shape(), b.shape()));
   Tensor out = Tensor::empty(shape, a.dtype());
   const auto plan = make_loop_plan<4>(shape, {out.strides(), broadcast_strides(cond, shape),
-                                               broadcast_strides(a, shape), broadcast_strides(b, shape)});
+                                              broadcast_strides(a, shape), broadcast_strides(b, shape)});
   dispatch_all(a.dtype(), [&]<typename T>() {
-    run_ternary(plan, out.data_ptr<T>(), cond.data_ptr<const bool>(), a.data_ptr<const T>(), b.data_ptr<const T>(),
-                [](bool c, T u, T v) { return c ? u : v; });
+    run_ternary(plan, out.data_ptr<T>(), cond.data_ptr<const bool>(), a.data_ptr<const T>(),
+                b.data_ptr<const T>(), [](bool c, T u, T v) { return c ? u : v; });
   });
   return out;
 }
@@ -175,14 +215,15 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   check_defined("masked_fill", x);
   check_defined("masked_fill", mask);
   if (broadcast_shapes("masked_fill", x.shape(), mask.shape()) != x.shape()) {
-    throw ShapeError("masked_fill", "mask of shape " + mask.shape().str() + " does not broadcast to " +
-                                        x.shape().str());
+    throw ShapeError("masked_fill",
+                     "mask of shape " + mask.shape().str() + " does not broadcast to " + x.shape().str());
   }
   if (mask.dtype() != DType::Bool) {
     throw DTypeError("masked_fill", "the mask must be bool, got " + std::string(dtype_name(mask.dtype())));
   }
   Tensor out = Tensor::empty(x.shape(), x.dtype());
-  const auto plan = make_loop_plan<3>(x.shape(), {out.strides(), x.strides(), broadcast_strides(mask, x.shape())});
+  const auto plan =
+      make_loop_plan<3>(x.shape(), {out.strides(), x.strides(), broadcast_strides(mask, x.shape())});
   dispatch_all(x.dtype(), [&]<typename T>() {
     const T v = static_cast<T>(value);
     run_binary(plan, out.data_ptr<T>(), x.data_ptr<const T>(), mask.data_ptr<const bool>(),

@@ -61,18 +61,44 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
 
 // ---- operators ----
-inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-inline Tensor operator+(const Tensor& x, double s) { return add(x, s); }
-inline Tensor operator+(double s, const Tensor& x) { return add(x, s); }
-inline Tensor operator-(const Tensor& x, double s) { return add(x, -s); }
-inline Tensor operator-(double s, const Tensor& x) { return rsub(s, x); }
-inline Tensor operator*(const Tensor& x, double s) { return mul(x, s); }
-inline Tensor operator*(double s, const Tensor& x) { return mul(x, s); }
-inline Tensor operator/(const Tensor& x, double s) { return div(x, s); }
-inline Tensor operator/(double s, const Tensor& x) { return rdiv(s, x); }
-inline Tensor operator-(const Tensor& x) { return neg(x); }
+inline Tensor operator+(const Tensor& a, const Tensor& b) {
+  return add(a, b);
+}
+inline Tensor operator-(const Tensor& a, const Tensor& b) {
+  return sub(a, b);
+}
+inline Tensor operator*(const Tensor& a, const Tensor& b) {
+  return mul(a, b);
+}
+inline Tensor operator/(const Tensor& a, const Tensor& b) {
+  return div(a, b);
+}
+inline Tensor operator+(const Tensor& x, double s) {
+  return add(x, s);
+}
+inline Tensor operator+(double s, const Tensor& x) {
+  return add(x, s);
+}
+inline Tensor operator-(const Tensor& x, double s) {
+  return add(x, -s);
+}
+inline Tensor operator-(double s, const Tensor& x) {
+  return rsub(s, x);
+}
+inline Tensor operator*(const Tensor& x, double s) {
+  return mul(x, s);
+}
+inline Tensor operator*(double s, const Tensor& x) {
+  return mul(x, s);
+}
+inline Tensor operator/(const Tensor& x, double s) {
+  return div(x, s);
+}
+inline Tensor operator/(double s, const Tensor& x) {
+  return rdiv(s, x);
+}
+inline Tensor operator-(const Tensor& x) {
+  return neg(x);
+}
 
 }  // namespace minigrad

@@ -62,8 +62,12 @@ namespace minigrad {
 
 // float64 keeps the C library's exp: gradient checks in float64 need every digit, and float64 is not
 // where speed is measured.
-[[gnu::always_inline]] inline double fast_exp(double x) { return std::exp(x); }
-[[gnu::always_inline]] inline double fast_exp_nonpositive(double x) { return std::exp(x); }
+[[gnu::always_inline]] inline double fast_exp(double x) {
+  return std::exp(x);
+}
+[[gnu::always_inline]] inline double fast_exp_nonpositive(double x) {
+  return std::exp(x);
+}
 
 // Numerically stable logistic function: never computes exp of a large positive number.
 template <typename T>

@@ -14,7 +14,8 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   const std::string temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("write " + path, std::string("cannot create ") + temporary + ": " + std::strerror(errno));
+    if (!out)
+      throw Error("write " + path, std::string("cannot create ") + temporary + ": " + std::strerror(errno));
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
     if (!out) {

@@ -111,8 +111,8 @@ template <typename O, typename A, typename F>
 }
 
 template <typename O, typename A, typename B, typename F>
-[[gnu::flatten]] void binary_run(int64_t n, O* out, int64_t so, const A* a, int64_t sa, const B* b, int64_t sb,
-                                 const F& f) {
+[[gnu::flatten]] void binary_run(int64_t n, O* out, int64_t so, const A* a, int64_t sa, const B* b,
+                                 int64_t sb, const F& f) {
   if (so == 1 && sa == 1 && sb == 1) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);

@@ -50,13 +50,15 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   }
   if (a.dtype() != b.dtype() || !is_floating(a.dtype())) {
     throw DTypeError("matmul", "expected two float32 or two float64 tensors, got " +
-                                   std::string(dtype_name(a.dtype())) + " and " + std::string(dtype_name(b.dtype())));
+                                   std::string(dtype_name(a.dtype())) + " and " +
+                                   std::string(dtype_name(b.dtype())));
   }
   const int64_t m = a.shape()[a.rank() - 2], k = a.shape()[a.rank() - 1];
   const int64_t k2 = b.shape()[b.rank() - 2], n = b.shape()[b.rank() - 1];
   if (k != k2) {
-    throw ShapeError("matmul", "shapes " + a.shape().str() + " and " + b.shape().str() + " are not aligned (" +
-                                   std::to_string(k) + " != " + std::to_string(k2) + ")");
+    throw ShapeError("matmul", "shapes " + a.shape().str() + " and " + b.shape().str() +
+                                   " are not aligned (" + std::to_string(k) + " != " + std::to_string(k2) +
+                                   ")");
   }
   const Shape a_batch(std::span<const int64_t>(a.shape().begin(), a.rank() - 2));
   const Shape b_batch(std::span<const int64_t>(b.shape().begin(), b.rank() - 2));

@@ -68,7 +68,8 @@ struct Printer {
     }
     if (max_abs >= 1e8) integers = false;
     scientific = !integers && max_abs > 0 && (max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e5);
-    if (t.rank() > 0) for_each_shown(0, start, [&](int64_t offset) { width = std::max(width, format(offset).size()); });
+    if (t.rank() > 0)
+      for_each_shown(0, start, [&](int64_t offset) { width = std::max(width, format(offset).size()); });
   }
 
   std::string format(int64_t offset) const {
@@ -119,7 +120,8 @@ struct Printer {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "tensor(undefined)";
-  const std::string suffix = "shape=" + t.shape().str() + ", dtype=" + std::string(dtype_name(t.dtype())) + ")";
+  const std::string suffix =
+      "shape=" + t.shape().str() + ", dtype=" + std::string(dtype_name(t.dtype())) + ")";
   if (t.numel() == 0) return os << "tensor([], " << suffix;
   Printer printer{t, t.numel() > kSummarizeAbove};
   printer.choose_format(t.offset());

@@ -38,6 +38,8 @@ Generator& default_generator() {
   return generator;
 }
 
-void manual_seed(uint64_t seed) { default_generator().seed_with(seed); }
+void manual_seed(uint64_t seed) {
+  default_generator().seed_with(seed);
+}
 
 }  // namespace minigrad

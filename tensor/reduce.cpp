@@ -120,7 +120,8 @@ void max_kernel(const T* x, T* values, int64_t* indices, const Reduction& r) {
 }
 
 // Runs max_kernel along `dim`, filling whichever of values/indices the caller wants.
-void max_along(std::string_view op, const Tensor& x, int64_t dim, bool keepdim, Tensor* values, Tensor* indices) {
+void max_along(std::string_view op, const Tensor& x, int64_t dim, bool keepdim, Tensor* values,
+               Tensor* indices) {
   if (!x.defined()) throw ValueError(op, "the tensor is undefined");
   const int d = normalize_dim(op, dim, x.rank());
   if (x.shape()[d] == 0) throw ShapeError(op, "cannot reduce an empty dimension of shape " + x.shape().str());

@@ -32,11 +32,13 @@ struct DTypeCode {
 
 // Every dtype the format defines; minigrad reads and writes the four it has.
 constexpr DTypeCode kCodes[] = {
-    {"F64", 8, true, DType::Float64},  {"F32", 4, true, DType::Float32},  {"I64", 8, true, DType::Int64},
-    {"BOOL", 1, true, DType::Bool},    {"F16", 2, false, DType::Float32}, {"BF16", 2, false, DType::Float32},
-    {"I32", 4, false, DType::Float32}, {"I16", 2, false, DType::Float32}, {"I8", 1, false, DType::Float32},
-    {"U64", 8, false, DType::Float32}, {"U32", 4, false, DType::Float32}, {"U16", 2, false, DType::Float32},
-    {"U8", 1, false, DType::Float32},  {"F8_E4M3", 1, false, DType::Float32},
+    {"F64", 8, true, DType::Float64},      {"F32", 4, true, DType::Float32},
+    {"I64", 8, true, DType::Int64},        {"BOOL", 1, true, DType::Bool},
+    {"F16", 2, false, DType::Float32},     {"BF16", 2, false, DType::Float32},
+    {"I32", 4, false, DType::Float32},     {"I16", 2, false, DType::Float32},
+    {"I8", 1, false, DType::Float32},      {"U64", 8, false, DType::Float32},
+    {"U32", 4, false, DType::Float32},     {"U16", 2, false, DType::Float32},
+    {"U8", 1, false, DType::Float32},      {"F8_E4M3", 1, false, DType::Float32},
     {"F8_E5M2", 1, false, DType::Float32},
 };
 
@@ -70,15 +72,18 @@ Entry parse_entry(const std::string& source, const std::string& name, const json
   const std::string where = "tensor '" + name + "'";
   if (!info.is_object()) reject(source, where + ": its header entry is not an object");
   for (const auto& [key, value] : info.items()) {
-    if (key != "dtype" && key != "shape" && key != "data_offsets") reject(source, where + ": unknown field '" + key + "'");
+    if (key != "dtype" && key != "shape" && key != "data_offsets")
+      reject(source, where + ": unknown field '" + key + "'");
   }
-  if (!info.contains("dtype") || !info["dtype"].is_string()) reject(source, where + ": missing or non-string dtype");
+  if (!info.contains("dtype") || !info["dtype"].is_string())
+    reject(source, where + ": missing or non-string dtype");
   const std::string code = info["dtype"].get<std::string>();
   Entry entry{name, find_code(code), {}, 0, 0};
   if (!entry.code) reject(source, where + ": unknown dtype '" + code + "'");
   if (!entry.code->supported) reject(source, where + ": dtype " + code + " is not supported by minigrad");
 
-  if (!info.contains("shape") || !info["shape"].is_array()) reject(source, where + ": missing or non-array shape");
+  if (!info.contains("shape") || !info["shape"].is_array())
+    reject(source, where + ": missing or non-array shape");
   const json& shape = info["shape"];
   if (shape.size() > static_cast<size_t>(Shape::kMaxRank)) {
     reject(source, where + ": " + std::to_string(shape.size()) + " dimensions; minigrad supports at most " +
@@ -95,7 +100,8 @@ Entry parse_entry(const std::string& source, const std::string& name, const json
     numel *= s;
     entry.shape.push_back(static_cast<int64_t>(s));
   }
-  if (numel > std::numeric_limits<uint64_t>::max() / entry.code->bytes) reject(source, where + ": its size overflows");
+  if (numel > std::numeric_limits<uint64_t>::max() / entry.code->bytes)
+    reject(source, where + ": its size overflows");
 
   const json& offsets = info.contains("data_offsets") ? info["data_offsets"] : json();
   if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
@@ -107,7 +113,8 @@ Entry parse_entry(const std::string& source, const std::string& name, const json
   if (entry.end < entry.begin) reject(source, where + ": data_offsets end before they begin");
   if (entry.end - entry.begin != numel * entry.code->bytes) {
     reject(source, where + ": data_offsets cover " + std::to_string(entry.end - entry.begin) + " bytes but " +
-                       code + " " + entry.shape.str() + " needs " + std::to_string(numel * entry.code->bytes));
+                       code + " " + entry.shape.str() + " needs " +
+                       std::to_string(numel * entry.code->bytes));
   }
   return entry;
 }
@@ -122,7 +129,8 @@ const Tensor* SafetensorsFile::find(std::string_view name) const {
 }
 
 SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& source) {
-  if (bytes.size() < 8) reject(source, "only " + std::to_string(bytes.size()) + " bytes, too short for a header");
+  if (bytes.size() < 8)
+    reject(source, "only " + std::to_string(bytes.size()) + " bytes, too short for a header");
   uint64_t header_bytes;
   std::memcpy(&header_bytes, bytes.data(), 8);
   if (header_bytes > kMaxHeaderBytes) {
@@ -177,8 +185,9 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& sou
   uint64_t expected = 0;
   for (const Entry& e : entries) {
     if (e.begin != expected) {
-      reject(source, "tensor '" + e.name + "' starts at byte " + std::to_string(e.begin) + " of the data, expected " +
-                         std::to_string(expected) + (e.begin < expected ? " (it overlaps the previous one)" : " (a gap)"));
+      reject(source, "tensor '" + e.name + "' starts at byte " + std::to_string(e.begin) +
+                         " of the data, expected " + std::to_string(expected) +
+                         (e.begin < expected ? " (it overlaps the previous one)" : " (a gap)"));
     }
     expected = e.end;
   }
@@ -195,7 +204,8 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& sou
       // A C++ bool must be 0 or 1; any other byte would be undefined behaviour when read.
       const auto* b = static_cast<const uint8_t*>(t.storage()->data());
       for (uint64_t i = 0; i < e.end - e.begin; ++i) {
-        if (b[i] > 1) reject(source, "tensor '" + e.name + "': BOOL byte " + std::to_string(b[i]) + " is not 0 or 1");
+        if (b[i] > 1)
+          reject(source, "tensor '" + e.name + "': BOOL byte " + std::to_string(b[i]) + " is not 0 or 1");
       }
     }
     file.tensors.emplace_back(e.name, std::move(t));
@@ -220,7 +230,8 @@ std::string serialize_safetensors(const std::vector<std::pair<std::string, Tenso
   std::vector<Tensor> contiguous;
   for (const auto& [name, t] : tensors) {
     if (name == "__metadata__") throw ValueError("save_safetensors", "'__metadata__' cannot name a tensor");
-    if (!names.insert(name).second) throw ValueError("save_safetensors", "the name '" + name + "' is used twice");
+    if (!names.insert(name).second)
+      throw ValueError("save_safetensors", "the name '" + name + "' is used twice");
     if (!t.defined()) throw ValueError("save_safetensors", "tensor '" + name + "' is undefined");
     const uint64_t n = static_cast<uint64_t>(t.numel()) * element_size(t.dtype());
     header[name] = {{"dtype", code_of(t.dtype())},

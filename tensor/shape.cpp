@@ -16,7 +16,8 @@ void check_rank(int rank) {
 }
 }  // namespace
 
-Shape::Shape(std::initializer_list<int64_t> dims) : Shape(std::span<const int64_t>(dims.begin(), dims.size())) {}
+Shape::Shape(std::initializer_list<int64_t> dims)
+    : Shape(std::span<const int64_t>(dims.begin(), dims.size())) {}
 
 Shape::Shape(std::span<const int64_t> dims) {
   check_rank(static_cast<int>(dims.size()));
@@ -32,7 +33,9 @@ Shape Shape::filled(int rank, int64_t value) {
   return shape;
 }
 
-void Shape::push_back(int64_t value) { insert(rank_, value); }
+void Shape::push_back(int64_t value) {
+  insert(rank_, value);
+}
 
 void Shape::insert(int pos, int64_t value) {
   check_rank(rank_ + 1);
@@ -69,7 +72,9 @@ std::string Shape::str() const {
   return s + "]";
 }
 
-std::ostream& operator<<(std::ostream& os, const Shape& shape) { return os << shape.str(); }
+std::ostream& operator<<(std::ostream& os, const Shape& shape) {
+  return os << shape.str();
+}
 
 Shape contiguous_strides(const Shape& shape) {
   Shape strides = Shape::filled(shape.rank(), 1);
@@ -87,7 +92,8 @@ Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
     const int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
     if (sa != sb && sa != 1 && sb != 1) {
       throw ShapeError(op, "shapes " + a.str() + " and " + b.str() + " cannot be broadcast together (" +
-                               std::to_string(sa) + " vs " + std::to_string(sb) + " at dim " + std::to_string(-1 - i) + ")");
+                               std::to_string(sa) + " vs " + std::to_string(sb) + " at dim " +
+                               std::to_string(-1 - i) + ")");
     }
     out[rank - 1 - i] = sa == 1 ? sb : sa;
   }
@@ -97,8 +103,8 @@ Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
 int normalize_dim(std::string_view op, int64_t dim, int rank) {
   const int64_t d = dim < 0 ? dim + rank : dim;
   if (d < 0 || d >= rank) {
-    throw ShapeError(op, "dim " + std::to_string(dim) + " is out of range for a tensor of rank " +
-                             std::to_string(rank));
+    throw ShapeError(
+        op, "dim " + std::to_string(dim) + " is out of range for a tensor of rank " + std::to_string(rank));
   }
   return static_cast<int>(d);
 }

@@ -76,7 +76,11 @@ Tensor softmax_impl(std::string_view op, const Tensor& x, int64_t dim) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, int64_t dim) { return softmax_impl<false>("softmax", x, dim); }
-Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_impl<true>("log_softmax", x, dim); }
+Tensor softmax(const Tensor& x, int64_t dim) {
+  return softmax_impl<false>("softmax", x, dim);
+}
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  return softmax_impl<true>("log_softmax", x, dim);
+}
 
 }  // namespace minigrad

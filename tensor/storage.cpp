@@ -2,9 +2,9 @@
 
 #include <bit>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <new>
-#include <map>
 #include <vector>
 
 namespace minigrad {

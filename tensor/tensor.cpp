@@ -20,7 +20,8 @@ Tensor Tensor::with_layout(const Shape& shape, const Shape& strides, int64_t off
 }
 
 void Tensor::check_defined(std::string_view op) const {
-  if (!defined()) throw ValueError(op, "the tensor is undefined (default-constructed, or a missing gradient)");
+  if (!defined())
+    throw ValueError(op, "the tensor is undefined (default-constructed, or a missing gradient)");
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
@@ -38,7 +39,9 @@ Tensor Tensor::zeros(const Shape& shape, DType dtype) {
   return out;
 }
 
-Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor Tensor::ones(const Shape& shape, DType dtype) {
+  return full(shape, 1.0, dtype);
+}
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
   Tensor out = empty(shape, dtype);
@@ -46,7 +49,9 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
   return out;
 }
 
-Tensor Tensor::scalar(double value, DType dtype) { return full(Shape{}, value, dtype); }
+Tensor Tensor::scalar(double value, DType dtype) {
+  return full(Shape{}, value, dtype);
+}
 
 Tensor Tensor::arange(double start, double end, double step, DType dtype) {
   if (step == 0 || !std::isfinite(step) || !std::isfinite(start) || !std::isfinite(end)) {
@@ -63,7 +68,8 @@ Tensor Tensor::arange(double start, double end, double step, DType dtype) {
 
 Tensor Tensor::from_values(std::span<const double> values, const Shape& shape, DType dtype) {
   if (static_cast<int64_t>(values.size()) != shape.numel()) {
-    throw ShapeError("from_values", std::to_string(values.size()) + " values do not fill shape " + shape.str());
+    throw ShapeError("from_values",
+                     std::to_string(values.size()) + " values do not fill shape " + shape.str());
   }
   Tensor out = empty(shape, dtype);
   dispatch_all(dtype, [&]<typename T>() {
@@ -117,7 +123,9 @@ Tensor Tensor::bernoulli(const Shape& shape, double p, Generator* generator) {
 // ---------------------------------------------------------------------------------------------------
 // inspection
 
-int64_t Tensor::size(int64_t dim) const { return shape_[normalize_dim("size", dim, rank())]; }
+int64_t Tensor::size(int64_t dim) const {
+  return shape_[normalize_dim("size", dim, rank())];
+}
 
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
@@ -142,8 +150,8 @@ void Tensor::bump_version() const {
 double Tensor::item() const {
   check_defined("item");
   if (numel() != 1) {
-    throw ValueError("item", "a tensor of shape " + shape_.str() + " has " + std::to_string(numel()) +
-                                 " elements, not 1");
+    throw ValueError(
+        "item", "a tensor of shape " + shape_.str() + " has " + std::to_string(numel()) + " elements, not 1");
   }
   return dispatch_all(dtype_, [&]<typename T>() { return static_cast<double>(*data_ptr<T>()); });
 }
@@ -157,8 +165,8 @@ double Tensor::at(std::initializer_list<int64_t> index) const {
   int d = 0;
   for (int64_t i : index) {
     if (i < 0 || i >= shape_[d]) {
-      throw IndexError("at", "index " + std::to_string(i) + " is out of range for dimension " + std::to_string(d) +
-                                 " of shape " + shape_.str());
+      throw IndexError("at", "index " + std::to_string(i) + " is out of range for dimension " +
+                                 std::to_string(d) + " of shape " + shape_.str());
     }
     offset += i * strides_[d++];
   }
@@ -209,7 +217,8 @@ std::optional<Shape> view_strides(const Shape& shape, const Shape& strides, cons
   int64_t tensor_numel = 1, view_numel = 1;
   for (int d = shape.rank() - 1; d >= 0; --d) {
     tensor_numel *= shape[d];
-    const bool chunk_ends = d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base_stride);
+    const bool chunk_ends =
+        d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base_stride);
     if (!chunk_ends) continue;
     while (view_d >= 0 && (view_numel < tensor_numel || target[view_d] == 1)) {
       out[view_d] = view_numel * chunk_base_stride;
@@ -338,7 +347,8 @@ Tensor Tensor::squeeze(int64_t dim) const {
 Tensor Tensor::expand(const Shape& target) const {
   check_defined("expand");
   if (target.rank() < rank()) {
-    throw ShapeError("expand", "cannot expand shape " + shape_.str() + " to fewer dimensions " + target.str());
+    throw ShapeError("expand",
+                     "cannot expand shape " + shape_.str() + " to fewer dimensions " + target.str());
   }
   Shape shape = target, strides = Shape::filled(target.rank(), 0);
   const int lead = target.rank() - rank();

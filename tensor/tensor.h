@@ -56,8 +56,8 @@ class Tensor {
   // Independent draws from `generator` (default: the global one) in row-major order.
   static Tensor uniform(const Shape& shape, double low = 0.0, double high = 1.0, DType dtype = DType::Float32,
                         Generator* generator = nullptr);
-  static Tensor normal(const Shape& shape, double mean = 0.0, double stddev = 1.0, DType dtype = DType::Float32,
-                       Generator* generator = nullptr);
+  static Tensor normal(const Shape& shape, double mean = 0.0, double stddev = 1.0,
+                       DType dtype = DType::Float32, Generator* generator = nullptr);
   // True with probability p, as a bool tensor.
   static Tensor bernoulli(const Shape& shape, double p, Generator* generator = nullptr);
 
@@ -137,7 +137,8 @@ class Tensor {
   void bump_version() const;
 
  private:
-  Tensor(std::shared_ptr<Storage> storage, const Shape& shape, const Shape& strides, int64_t offset, DType dtype);
+  Tensor(std::shared_ptr<Storage> storage, const Shape& shape, const Shape& strides, int64_t offset,
+         DType dtype);
   // A view of the same storage with other metadata.
   Tensor with_layout(const Shape& shape, const Shape& strides, int64_t offset) const;
   void check_defined(std::string_view op) const;
@@ -171,7 +172,8 @@ T* Tensor::data_ptr() const {
 template <typename T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
   if (static_cast<int64_t>(values.size()) != shape.numel()) {
-    throw ShapeError("from_vector", std::to_string(values.size()) + " values do not fill shape " + shape.str());
+    throw ShapeError("from_vector",
+                     std::to_string(values.size()) + " values do not fill shape " + shape.str());
   }
   Tensor out = empty(shape, dtype_of<T>());
   T* p = out.data_ptr<T>();

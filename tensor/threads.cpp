@@ -39,7 +39,9 @@ int& current_threads() {
 
 }  // namespace
 
-int num_threads() { return current_threads(); }
+int num_threads() {
+  return current_threads();
+}
 
 void set_num_threads(int n) {
   n = std::max(1, n);

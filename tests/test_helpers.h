@@ -37,10 +37,13 @@ inline void expect_close(const Tensor& actual, const std::vector<double>& expect
   const std::vector<double> got = actual.to_vector<double>();
   BOOST_REQUIRE_EQUAL(got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    BOOST_TEST(std::abs(got[i] - expected[i]) <= tol, "element " << i << ": " << got[i] << " vs " << expected[i]);
+    BOOST_TEST(std::abs(got[i] - expected[i]) <= tol,
+               "element " << i << ": " << got[i] << " vs " << expected[i]);
   }
 }
 
-inline void expect_equal(const Tensor& actual, const std::vector<double>& expected) { expect_close(actual, expected, 0); }
+inline void expect_equal(const Tensor& actual, const std::vector<double>& expected) {
+  expect_close(actual, expected, 0);
+}
 
 }  // namespace minigrad::testing

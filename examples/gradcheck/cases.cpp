@@ -15,7 +15,9 @@ int64_t size_in(Generator& g, int64_t low, int64_t high) {
 }
 
 // Values for an input, as a leaf that requires grad.
-Variable normal(Generator& g, const Shape& shape) { return Variable(Tensor::normal(shape, 0, 1, F64, &g), true); }
+Variable normal(Generator& g, const Shape& shape) {
+  return Variable(Tensor::normal(shape, 0, 1, F64, &g), true);
+}
 Variable positive(Generator& g, const Shape& shape) {
   return Variable(Tensor::uniform(shape, 0.5, 2.0, F64, &g), true);
 }
@@ -73,174 +75,309 @@ std::vector<GradcheckCase> build() {
   };
 
   // ---- arithmetic ----
-  add_case("add", [](Generator& g) { Shape s{size_in(g, 1, 4), size_in(g, 1, 4)}; return Inputs{normal(g, s), normal(g, s)}; },
-           [](In x) { return x[0] + x[1]; });
-  add_case("add (broadcast [m,1] + [n])",
-           [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 4), 1}), normal(g, {size_in(g, 2, 4)})}; },
-           [](In x) { return x[0] + x[1]; });
-  add_case("sub (broadcast [b,m,n] - [m,n])",
-           [](Generator& g) {
-             const int64_t m = size_in(g, 1, 3), n = size_in(g, 1, 3);
-             return Inputs{normal(g, {2, m, n}), normal(g, {m, n})};
-           },
-           [](In x) { return x[0] - x[1]; });
-  add_case("mul (broadcast [b,1,n] * [m,1])",
-           [](Generator& g) {
-             const int64_t m = size_in(g, 2, 3), n = size_in(g, 2, 3);
-             return Inputs{normal(g, {2, 1, n}), normal(g, {m, 1})};
-           },
-           [](In x) { return x[0] * x[1]; });
-  add_case("mul (input used twice)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
-           [](In x) { return x[0] * x[0]; });
-  add_case("div (broadcast)",
-           [](Generator& g) {
-             const int64_t n = size_in(g, 2, 4);
-             return Inputs{normal(g, {3, n}), away_from_zero(g, {n})};
-           },
-           [](In x) { return x[0] / x[1]; });
-  add_case("neg", [](Generator& g) { return Inputs{normal(g, {size_in(g, 1, 4), 3})}; },
-           [](In x) { return -x[0]; });
-  add_case("scalar ops (x+2, 3x, x/4, 1-x)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
-           [](In x) { return (1.0 - x[0]) * 3.0 + x[0] / 4.0 + 2.0; });
-  add_case("rdiv (2/x)", [](Generator& g) { return Inputs{away_from_zero(g, {size_in(g, 2, 5)})}; },
-           [](In x) { return 2.0 / x[0]; });
-  add_case("pow (x^3)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
-           [](In x) { return pow(x[0], 3); });
-  add_case("pow (x^-1.5)", [](Generator& g) { return Inputs{positive(g, {size_in(g, 2, 5)})}; },
-           [](In x) { return pow(x[0], -1.5); });
+  add_case(
+      "add",
+      [](Generator& g) {
+        Shape s{size_in(g, 1, 4), size_in(g, 1, 4)};
+        return Inputs{normal(g, s), normal(g, s)};
+      },
+      [](In x) { return x[0] + x[1]; });
+  add_case(
+      "add (broadcast [m,1] + [n])",
+      [](Generator& g) {
+        return Inputs{normal(g, {size_in(g, 2, 4), 1}), normal(g, {size_in(g, 2, 4)})};
+      },
+      [](In x) { return x[0] + x[1]; });
+  add_case(
+      "sub (broadcast [b,m,n] - [m,n])",
+      [](Generator& g) {
+        const int64_t m = size_in(g, 1, 3), n = size_in(g, 1, 3);
+        return Inputs{normal(g, {2, m, n}), normal(g, {m, n})};
+      },
+      [](In x) { return x[0] - x[1]; });
+  add_case(
+      "mul (broadcast [b,1,n] * [m,1])",
+      [](Generator& g) {
+        const int64_t m = size_in(g, 2, 3), n = size_in(g, 2, 3);
+        return Inputs{normal(g, {2, 1, n}), normal(g, {m, 1})};
+      },
+      [](In x) { return x[0] * x[1]; });
+  add_case(
+      "mul (input used twice)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
+      [](In x) { return x[0] * x[0]; });
+  add_case(
+      "div (broadcast)",
+      [](Generator& g) {
+        const int64_t n = size_in(g, 2, 4);
+        return Inputs{normal(g, {3, n}), away_from_zero(g, {n})};
+      },
+      [](In x) { return x[0] / x[1]; });
+  add_case(
+      "neg",
+      [](Generator& g) {
+        return Inputs{normal(g, {size_in(g, 1, 4), 3})};
+      },
+      [](In x) { return -x[0]; });
+  add_case(
+      "scalar ops (x+2, 3x, x/4, 1-x)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
+      [](In x) { return (1.0 - x[0]) * 3.0 + x[0] / 4.0 + 2.0; });
+  add_case(
+      "rdiv (2/x)", [](Generator& g) { return Inputs{away_from_zero(g, {size_in(g, 2, 5)})}; },
+      [](In x) { return 2.0 / x[0]; });
+  add_case(
+      "pow (x^3)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
+      [](In x) { return pow(x[0], 3); });
+  add_case(
+      "pow (x^-1.5)", [](Generator& g) { return Inputs{positive(g, {size_in(g, 2, 5)})}; },
+      [](In x) { return pow(x[0], -1.5); });
 
   // ---- elementwise functions ----
-  add_case("exp", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 4)})}; },
-           [](In x) { return exp(x[0]); });
-  add_case("exp (non-contiguous leaf)", [](Generator& g) { return Inputs{transposed(g, 3, size_in(g, 2, 4))}; },
-           [](In x) { return exp(x[0]); });
-  add_case("log", [](Generator& g) { return Inputs{positive(g, {size_in(g, 2, 6)})}; },
-           [](In x) { return log(x[0]); });
-  add_case("sqrt", [](Generator& g) { return Inputs{positive(g, {size_in(g, 2, 6)})}; },
-           [](In x) { return sqrt(x[0]); });
-  add_case("tanh", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
-           [](In x) { return tanh(x[0]); });
-  add_case("sigmoid", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
-           [](In x) { return sigmoid(x[0]); });
-  add_case("relu", [](Generator& g) { return Inputs{away_from_zero(g, {size_in(g, 2, 6)})}; },
-           [](In x) { return relu(x[0]); });
-  add_case("gelu", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
-           [](In x) { return gelu(x[0]); });
-  add_case("tanh(x) * sigmoid(x) (two branches)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
-           [](In x) { return tanh(x[0]) * sigmoid(x[0]); });
+  add_case(
+      "exp",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, size_in(g, 1, 4)})};
+      },
+      [](In x) { return exp(x[0]); });
+  add_case(
+      "exp (non-contiguous leaf)", [](Generator& g) { return Inputs{transposed(g, 3, size_in(g, 2, 4))}; },
+      [](In x) { return exp(x[0]); });
+  add_case(
+      "log", [](Generator& g) { return Inputs{positive(g, {size_in(g, 2, 6)})}; },
+      [](In x) { return log(x[0]); });
+  add_case(
+      "sqrt", [](Generator& g) { return Inputs{positive(g, {size_in(g, 2, 6)})}; },
+      [](In x) { return sqrt(x[0]); });
+  add_case(
+      "tanh", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
+      [](In x) { return tanh(x[0]); });
+  add_case(
+      "sigmoid", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
+      [](In x) { return sigmoid(x[0]); });
+  add_case(
+      "relu", [](Generator& g) { return Inputs{away_from_zero(g, {size_in(g, 2, 6)})}; },
+      [](In x) { return relu(x[0]); });
+  add_case(
+      "gelu", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
+      [](In x) { return gelu(x[0]); });
+  add_case(
+      "tanh(x) * sigmoid(x) (two branches)",
+      [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
+      [](In x) { return tanh(x[0]) * sigmoid(x[0]); });
 
   // ---- matmul ----
-  add_case("matmul",
-           [](Generator& g) {
-             const int64_t k = size_in(g, 1, 4);
-             return Inputs{normal(g, {size_in(g, 1, 4), k}), normal(g, {k, size_in(g, 1, 4)})};
-           },
-           [](In x) { return matmul(x[0], x[1]); });
-  add_case("matmul (transposed inputs)",
-           [](Generator& g) {
-             const int64_t k = size_in(g, 2, 4);
-             return Inputs{transposed(g, 3, k), normal(g, {size_in(g, 2, 3), k})};
-           },
-           [](In x) { return matmul(x[0], transpose(x[1], 0, 1)); });
-  add_case("matmul (batched)",
-           [](Generator& g) {
-             const int64_t k = size_in(g, 1, 3);
-             return Inputs{normal(g, {2, size_in(g, 1, 3), k}), normal(g, {2, k, size_in(g, 1, 3)})};
-           },
-           [](In x) { return matmul(x[0], x[1]); });
-  add_case("matmul (batch broadcast [2,1,m,k] @ [3,k,n])",
-           [](Generator& g) {
-             const int64_t k = size_in(g, 1, 3);
-             return Inputs{normal(g, {2, 1, 2, k}), normal(g, {3, k, 2})};
-           },
-           [](In x) { return matmul(x[0], x[1]); });
-  add_case("matmul (batched @ 2-D weight)",
-           [](Generator& g) {
-             const int64_t k = size_in(g, 1, 3);
-             return Inputs{normal(g, {2, size_in(g, 1, 3), k}), normal(g, {k, size_in(g, 1, 3)})};
-           },
-           [](In x) { return matmul(x[0], x[1]); });
+  add_case(
+      "matmul",
+      [](Generator& g) {
+        const int64_t k = size_in(g, 1, 4);
+        return Inputs{normal(g, {size_in(g, 1, 4), k}), normal(g, {k, size_in(g, 1, 4)})};
+      },
+      [](In x) { return matmul(x[0], x[1]); });
+  add_case(
+      "matmul (transposed inputs)",
+      [](Generator& g) {
+        const int64_t k = size_in(g, 2, 4);
+        return Inputs{transposed(g, 3, k), normal(g, {size_in(g, 2, 3), k})};
+      },
+      [](In x) { return matmul(x[0], transpose(x[1], 0, 1)); });
+  add_case(
+      "matmul (batched)",
+      [](Generator& g) {
+        const int64_t k = size_in(g, 1, 3);
+        return Inputs{normal(g, {2, size_in(g, 1, 3), k}), normal(g, {2, k, size_in(g, 1, 3)})};
+      },
+      [](In x) { return matmul(x[0], x[1]); });
+  add_case(
+      "matmul (batch broadcast [2,1,m,k] @ [3,k,n])",
+      [](Generator& g) {
+        const int64_t k = size_in(g, 1, 3);
+        return Inputs{normal(g, {2, 1, 2, k}), normal(g, {3, k, 2})};
+      },
+      [](In x) { return matmul(x[0], x[1]); });
+  add_case(
+      "matmul (batched @ 2-D weight)",
+      [](Generator& g) {
+        const int64_t k = size_in(g, 1, 3);
+        return Inputs{normal(g, {2, size_in(g, 1, 3), k}), normal(g, {k, size_in(g, 1, 3)})};
+      },
+      [](In x) { return matmul(x[0], x[1]); });
 
   // ---- shape ----
-  add_case("reshape", [](Generator& g) { return Inputs{normal(g, {2, 3, size_in(g, 1, 3)})}; },
-           [](In x) { return reshape(x[0], {-1, 2}) * 2.0; });
-  add_case("transpose", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 3), 3})}; },
-           [](In x) { return transpose(x[0], 0, 2) * 2.0; });
-  add_case("permute", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 3), 3})}; },
-           [](In x) { return permute(x[0], {1, 2, 0}) * 2.0; });
-  add_case("slice (step 2, of a transposed view)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 3, 5), 4})}; },
-           [](In x) { return slice(transpose(x[0], 0, 1), 1, 1, 5, 2) * 2.0; });
-  add_case("concat",
-           [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 3)}), normal(g, {2, size_in(g, 1, 3)})}; },
-           [](In x) { return concat({x[0], x[1], x[0]}, 1); });
-  add_case("unsqueeze, squeeze", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 4), 3})}; },
-           [](In x) { return squeeze(unsqueeze(x[0], 1) * 2.0, 1); });
+  add_case(
+      "reshape",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 3, size_in(g, 1, 3)})};
+      },
+      [](In x) {
+        return reshape(x[0], {-1, 2}) * 2.0;
+      });
+  add_case(
+      "transpose",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, size_in(g, 1, 3), 3})};
+      },
+      [](In x) { return transpose(x[0], 0, 2) * 2.0; });
+  add_case(
+      "permute",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, size_in(g, 1, 3), 3})};
+      },
+      [](In x) {
+        return permute(x[0], {1, 2, 0}) * 2.0;
+      });
+  add_case(
+      "slice (step 2, of a transposed view)",
+      [](Generator& g) {
+        return Inputs{normal(g, {size_in(g, 3, 5), 4})};
+      },
+      [](In x) { return slice(transpose(x[0], 0, 1), 1, 1, 5, 2) * 2.0; });
+  add_case(
+      "concat",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, size_in(g, 1, 3)}), normal(g, {2, size_in(g, 1, 3)})};
+      },
+      [](In x) {
+        return concat({x[0], x[1], x[0]}, 1);
+      });
+  add_case(
+      "unsqueeze, squeeze",
+      [](Generator& g) {
+        return Inputs{normal(g, {size_in(g, 2, 4), 3})};
+      },
+      [](In x) { return squeeze(unsqueeze(x[0], 1) * 2.0, 1); });
 
   // ---- reductions ----
-  add_case("sum (all)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 1, 4), 3})}; },
-           [](In x) { return sum(x[0]); });
-  add_case("sum (dims 0 and 2, keepdim)", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 3), 3})}; },
-           [](In x) { return sum(x[0], {0, 2}, true); });
-  add_case("mean (all)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 1, 4), 3})}; },
-           [](In x) { return mean(x[0]); });
-  add_case("mean (dim -1)", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 1, 3), 3})}; },
-           [](In x) { return mean(x[0], {-1}); });
-  add_case("max (dim 1)", [](Generator& g) { return Inputs{distinct(g, {2, size_in(g, 2, 4), 3})}; },
-           [](In x) { return max(x[0], 1); });
-  add_case("max (dim 0, keepdim)", [](Generator& g) { return Inputs{distinct(g, {size_in(g, 2, 4), 3})}; },
-           [](In x) { return max(x[0], 0, true); });
+  add_case(
+      "sum (all)",
+      [](Generator& g) {
+        return Inputs{normal(g, {size_in(g, 1, 4), 3})};
+      },
+      [](In x) { return sum(x[0]); });
+  add_case(
+      "sum (dims 0 and 2, keepdim)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, size_in(g, 1, 3), 3})};
+      },
+      [](In x) {
+        return sum(x[0], {0, 2}, true);
+      });
+  add_case(
+      "mean (all)",
+      [](Generator& g) {
+        return Inputs{normal(g, {size_in(g, 1, 4), 3})};
+      },
+      [](In x) { return mean(x[0]); });
+  add_case(
+      "mean (dim -1)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, size_in(g, 1, 3), 3})};
+      },
+      [](In x) { return mean(x[0], {-1}); });
+  add_case(
+      "max (dim 1)",
+      [](Generator& g) {
+        return Inputs{distinct(g, {2, size_in(g, 2, 4), 3})};
+      },
+      [](In x) { return max(x[0], 1); });
+  add_case(
+      "max (dim 0, keepdim)",
+      [](Generator& g) {
+        return Inputs{distinct(g, {size_in(g, 2, 4), 3})};
+      },
+      [](In x) { return max(x[0], 0, true); });
 
   // ---- softmax and masking ----
-  add_case("softmax (last dim)", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 2, 5)})}; },
-           [](In x) { return softmax(x[0], -1); });
-  add_case("softmax (dim 0)", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 4), 3})}; },
-           [](In x) { return softmax(x[0], 0); });
-  add_case("softmax (non-contiguous leaf)", [](Generator& g) { return Inputs{transposed(g, 3, size_in(g, 2, 4))}; },
-           [](In x) { return softmax(x[0], 1); });
-  add_case("log_softmax", [](Generator& g) { return Inputs{normal(g, {2, size_in(g, 2, 5)})}; },
-           [](In x) { return log_softmax(x[0], -1); });
-  add_case("masked_fill, then softmax",
-           [](Generator& g) { return Inputs{normal(g, {3, size_in(g, 3, 5)})}; },
-           [](In x) {
-             // Mask the last key of every row: those entries get no gradient.
-             const int64_t n = x[0].shape()[1];
-             const Tensor mask = ge(Tensor::arange(n, DType::Int64), Tensor::scalar(double(n - 1), DType::Int64));
-             return softmax(masked_fill(x[0], mask, -1e6), -1);
-           });
+  add_case(
+      "softmax (last dim)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, size_in(g, 2, 5)})};
+      },
+      [](In x) { return softmax(x[0], -1); });
+  add_case(
+      "softmax (dim 0)",
+      [](Generator& g) {
+        return Inputs{normal(g, {size_in(g, 2, 4), 3})};
+      },
+      [](In x) { return softmax(x[0], 0); });
+  add_case(
+      "softmax (non-contiguous leaf)",
+      [](Generator& g) { return Inputs{transposed(g, 3, size_in(g, 2, 4))}; },
+      [](In x) { return softmax(x[0], 1); });
+  add_case(
+      "log_softmax",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, size_in(g, 2, 5)})};
+      },
+      [](In x) { return log_softmax(x[0], -1); });
+  add_case(
+      "masked_fill, then softmax",
+      [](Generator& g) {
+        return Inputs{normal(g, {3, size_in(g, 3, 5)})};
+      },
+      [](In x) {
+        // Mask the last key of every row: those entries get no gradient.
+        const int64_t n = x[0].shape()[1];
+        const Tensor mask = ge(Tensor::arange(n, DType::Int64), Tensor::scalar(double(n - 1), DType::Int64));
+        return softmax(masked_fill(x[0], mask, -1e6), -1);
+      });
 
   // ---- neural-network functions ----
   // Without a padding index: the padding row's gradient is zero by design, not the true derivative (the
   // test suite checks that separately).
-  add_case("embedding (repeated ids)", [](Generator& g) { return Inputs{normal(g, {5, size_in(g, 1, 3)})}; },
-           [](In x) {
-             const Tensor ids = Tensor::from_vector<int64_t>({0, 3, 3, 1, 4, 0}, {2, 3});
-             return embedding(x[0], ids);
-           });
-  add_case("dropout (p = 0.3, fixed mask)", [](Generator& g) { return Inputs{normal(g, {3, size_in(g, 2, 5)})}; },
-           [](In x) {
-             Generator mask_generator(7);  // the same mask at every evaluation
-             return dropout(x[0], 0.3, /*training=*/true, &mask_generator);
-           });
-  add_case("layer_norm",
-           [](Generator& g) {
-             const int64_t d = size_in(g, 2, 5);
-             return Inputs{normal(g, {3, d}), normal(g, {d}), normal(g, {d})};
-           },
-           [](In x) { return layer_norm(x[0], x[1], x[2]); });
-  add_case("layer_norm (3-D, no affine)", [](Generator& g) { return Inputs{normal(g, {2, 2, size_in(g, 2, 5)})}; },
-           [](In x) { return layer_norm(x[0], Variable(), Variable()); });
-  add_case("cross_entropy", [](Generator& g) { return Inputs{normal(g, {4, size_in(g, 3, 5)})}; },
-           [](In x) { return cross_entropy(x[0], Tensor::from_vector<int64_t>({2, 0, 1, 2}, {4})); });
-  add_case("cross_entropy (ignore_index)", [](Generator& g) { return Inputs{normal(g, {4, size_in(g, 3, 5)})}; },
-           [](In x) {
-             return cross_entropy(x[0], Tensor::from_vector<int64_t>({2, -100, 1, 0}, {4}), {.ignore_index = -100});
-           });
-  add_case("binary_cross_entropy_with_logits",
-           [](Generator& g) {
-             const Shape s{size_in(g, 2, 5)};
-             return Inputs{normal(g, s), Variable(Tensor::uniform(s, 0.1, 0.9, F64, &g), true)};
-           },
-           [](In x) { return binary_cross_entropy_with_logits(x[0], x[1]); });
+  add_case(
+      "embedding (repeated ids)",
+      [](Generator& g) {
+        return Inputs{normal(g, {5, size_in(g, 1, 3)})};
+      },
+      [](In x) {
+        const Tensor ids = Tensor::from_vector<int64_t>({0, 3, 3, 1, 4, 0}, {2, 3});
+        return embedding(x[0], ids);
+      });
+  add_case(
+      "dropout (p = 0.3, fixed mask)",
+      [](Generator& g) {
+        return Inputs{normal(g, {3, size_in(g, 2, 5)})};
+      },
+      [](In x) {
+        Generator mask_generator(7);  // the same mask at every evaluation
+        return dropout(x[0], 0.3, /*training=*/true, &mask_generator);
+      });
+  add_case(
+      "layer_norm",
+      [](Generator& g) {
+        const int64_t d = size_in(g, 2, 5);
+        return Inputs{normal(g, {3, d}), normal(g, {d}), normal(g, {d})};
+      },
+      [](In x) { return layer_norm(x[0], x[1], x[2]); });
+  add_case(
+      "layer_norm (3-D, no affine)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 2, size_in(g, 2, 5)})};
+      },
+      [](In x) { return layer_norm(x[0], Variable(), Variable()); });
+  add_case(
+      "cross_entropy",
+      [](Generator& g) {
+        return Inputs{normal(g, {4, size_in(g, 3, 5)})};
+      },
+      [](In x) {
+        return cross_entropy(x[0], Tensor::from_vector<int64_t>({2, 0, 1, 2}, {4}));
+      });
+  add_case(
+      "cross_entropy (ignore_index)",
+      [](Generator& g) {
+        return Inputs{normal(g, {4, size_in(g, 3, 5)})};
+      },
+      [](In x) {
+        return cross_entropy(x[0], Tensor::from_vector<int64_t>({2, -100, 1, 0}, {4}),
+                             {.ignore_index = -100});
+      });
+  add_case(
+      "binary_cross_entropy_with_logits",
+      [](Generator& g) {
+        const Shape s{size_in(g, 2, 5)};
+        return Inputs{normal(g, s), Variable(Tensor::uniform(s, 0.1, 0.9, F64, &g), true)};
+      },
+      [](In x) { return binary_cross_entropy_with_logits(x[0], x[1]); });
 
   // ---- layers (nn/), each with respect to its inputs and all its parameters ----
   add_layer("nn::Linear (batched input)", [](Generator& g) {
@@ -261,11 +398,13 @@ std::vector<GradcheckCase> build() {
   add_layer("nn::LayerNorm", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::LayerNorm>(size_in(g, 2, 5)));
     randomize(*layer, g);  // away from the ones/zeros initialisation, which hides mistakes
-    return layer_check(layer, {normal(g, {2, 3, layer->normalized_size})}, [layer](In x) { return layer->forward(x[0]); });
+    return layer_check(layer, {normal(g, {2, 3, layer->normalized_size})},
+                       [layer](In x) { return layer->forward(x[0]); });
   });
   add_layer("nn::PositionalEncoding (sinusoidal)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::PositionalEncoding>(4, 0.0, 10));
-    return layer_check(layer, {normal(g, {2, size_in(g, 1, 5), 4})}, [layer](In x) { return layer->forward(x[0]); });
+    return layer_check(layer, {normal(g, {2, size_in(g, 1, 5), 4})},
+                       [layer](In x) { return layer->forward(x[0]); });
   });
   add_layer("nn::PositionalEncoding (learnable)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::PositionalEncoding>(
@@ -276,7 +415,8 @@ std::vector<GradcheckCase> build() {
       {"no mask", {}},
       {"valid_lens per sequence", {.valid_lens = Tensor::from_vector<int64_t>({2, 3}, {2})}},
       {"valid_lens per query", {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3, 3, 1, 2}, {2, 3})}},
-      {"key padding mask", {.key_padding_mask = Tensor::from_values({0, 0, 1, 0, 1, 1}, {2, 3}, DType::Bool)}},
+      {"key padding mask",
+       {.key_padding_mask = Tensor::from_values({0, 0, 1, 0, 1, 1}, {2, 3}, DType::Bool)}},
       {"causal", {.causal = true}},
   };
   for (const auto& [mask_name, mask] : masks) {
@@ -291,7 +431,8 @@ std::vector<GradcheckCase> build() {
   add_layer("nn::MultiHeadAttention (self, valid_lens, 2 heads)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::MultiHeadAttention>(4, 2, 0.0, /*bias=*/true));
     const nn::AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})};
-    return layer_check(layer, {normal(g, {2, 3, 4})}, [layer, mask](In x) { return layer->forward(x[0], x[0], x[0], mask); });
+    return layer_check(layer, {normal(g, {2, 3, 4})},
+                       [layer, mask](In x) { return layer->forward(x[0], x[0], x[0], mask); });
   });
   add_layer("nn::MultiHeadAttention (cross, sizes 5/4/6, causal)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::MultiHeadAttention>(nn::MultiHeadAttentionOptions{
@@ -301,11 +442,12 @@ std::vector<GradcheckCase> build() {
                        [layer](In x) { return layer->forward(x[0], x[1], x[2], {.causal = true}); });
   });
   for (nn::Activation activation : {nn::Activation::ReLU, nn::Activation::GELU}) {
-    add_layer(std::string("nn::PositionWiseFFN (") + (activation == nn::Activation::ReLU ? "ReLU" : "GELU") + ")",
-              [activation](Generator& g) {
-                auto layer = in_float64(std::make_shared<nn::PositionWiseFFN>(3, size_in(g, 2, 5), activation));
-                return layer_check(layer, {normal(g, {2, 2, 3})}, [layer](In x) { return layer->forward(x[0]); });
-              });
+    add_layer(
+        std::string("nn::PositionWiseFFN (") + (activation == nn::Activation::ReLU ? "ReLU" : "GELU") + ")",
+        [activation](Generator& g) {
+          auto layer = in_float64(std::make_shared<nn::PositionWiseFFN>(3, size_in(g, 2, 5), activation));
+          return layer_check(layer, {normal(g, {2, 2, 3})}, [layer](In x) { return layer->forward(x[0]); });
+        });
   }
   add_layer("nn::AddNorm", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::AddNorm>(4, 0.0));
@@ -316,16 +458,26 @@ std::vector<GradcheckCase> build() {
   for (bool norm_first : {false, true}) {
     add_layer(std::string("nn::EncoderLayer (") + (norm_first ? "pre-norm" : "post-norm") + ", valid_lens)",
               [norm_first](Generator& g) {
-                auto layer = in_float64(std::make_shared<nn::EncoderLayer>(nn::EncoderLayerOptions{
-                    .num_hiddens = 4, .ffn_num_hiddens = 6, .num_heads = 2, .dropout = 0.0, .norm_first = norm_first}));
+                auto layer = in_float64(
+                    std::make_shared<nn::EncoderLayer>(nn::EncoderLayerOptions{.num_hiddens = 4,
+                                                                               .ffn_num_hiddens = 6,
+                                                                               .num_heads = 2,
+                                                                               .dropout = 0.0,
+                                                                               .norm_first = norm_first}));
                 randomize(*layer, g);
                 const nn::AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})};
-                return layer_check(layer, {normal(g, {2, 3, 4})}, [layer, mask](In x) { return layer->forward(x[0], mask); });
+                return layer_check(layer, {normal(g, {2, 3, 4})},
+                                   [layer, mask](In x) { return layer->forward(x[0], mask); });
               });
   }
   add_layer("nn::TransformerEncoder (2 layers, parameters)", [](Generator& g) {
-    auto layer = in_float64(std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
-        .vocab_size = 6, .num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 2, .num_layers = 2, .max_len = 8}));
+    auto layer = in_float64(
+        std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{.vocab_size = 6,
+                                                                               .num_hiddens = 4,
+                                                                               .ffn_num_hiddens = 4,
+                                                                               .num_heads = 2,
+                                                                               .num_layers = 2,
+                                                                               .max_len = 8}));
     randomize(*layer, g);
     return layer_check(layer, {}, [layer](In) {
       return layer->forward(Tensor::from_vector<int64_t>({1, 5, 2, 0, 3, 3}, {2, 3}),

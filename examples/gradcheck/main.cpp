@@ -18,7 +18,9 @@ int main(int argc, char** argv) {
   std::string filter;
   GradcheckOptions options;
   app.add_option("--seed", seed, "Seed for shapes, values and upstream gradients")->capture_default_str();
-  app.add_option("--trials", trials, "Random draws of shapes per op")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--trials", trials, "Random draws of shapes per op")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   app.add_option("--filter", filter, "Only ops whose name contains this text");
   app.add_flag("--fast", options.fast_mode, "Compare random projections instead of the full Jacobian");
   app.add_option("--eps", options.eps, "Finite-difference step")->capture_default_str();
@@ -27,9 +29,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::printf("gradcheck: float64, eps %g, atol %g, rtol %g, %s, random upstream gradient, seed %llu\n\n",
-              options.eps, options.atol, options.rtol, options.fast_mode ? "fast mode (projections)" : "full Jacobian",
+              options.eps, options.atol, options.rtol,
+              options.fast_mode ? "fast mode (projections)" : "full Jacobian",
               static_cast<unsigned long long>(seed));
-  std::printf("%-52s %-26s %12s %12s  %s\n", "op or layer", "input shapes", "max abs err", "max rel err", "result");
+  std::printf("%-52s %-26s %12s %12s  %s\n", "op or layer", "input shapes", "max abs err", "max rel err",
+              "result");
   int checked = 0, failed = 0;
   for (const checks::GradcheckCase& c : checks::gradcheck_cases()) {
     if (!filter.empty() && c.name.find(filter) == std::string::npos) continue;

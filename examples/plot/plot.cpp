@@ -15,7 +15,7 @@ namespace plot {
 namespace {
 
 // A colour-blind-safe palette (Okabe and Ito) for lines; index 0 is the background, 1 the axes and text.
-const int kPalette[][3] = {{255, 255, 255}, {0, 0, 0},     {0, 114, 178},  {213, 94, 0},  {0, 158, 115},
+const int kPalette[][3] = {{255, 255, 255}, {0, 0, 0},     {0, 114, 178},  {213, 94, 0},   {0, 158, 115},
                            {204, 121, 167}, {230, 159, 0}, {86, 180, 233}, {240, 228, 66}, {100, 100, 100}};
 constexpr int kColours = sizeof(kPalette) / sizeof(kPalette[0]);
 
@@ -76,7 +76,9 @@ void use_viridis() {
 }
 
 // At most ~40 labels along an axis: with more they would overlap, so every k-th is shown.
-size_t label_stride(size_t n) { return std::max<size_t>(1, (n + 39) / 40); }
+size_t label_stride(size_t n) {
+  return std::max<size_t>(1, (n + 39) / 40);
+}
 
 }  // namespace
 
@@ -87,11 +89,13 @@ void line_plot(const std::string& path, const std::vector<Series>& series, const
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
   for (const Series& s : series) {
     if (s.x.size() != s.y.size() || s.x.empty()) {
-      throw minigrad::ValueError("line_plot", "series '" + s.label + "' needs as many x as y values, at least one");
+      throw minigrad::ValueError("line_plot",
+                                 "series '" + s.label + "' needs as many x as y values, at least one");
     }
     for (size_t i = 0; i < s.x.size(); ++i) {
       if ((o.log_x && s.x[i] <= 0) || (o.log_y && s.y[i] <= 0)) {
-        throw minigrad::ValueError("line_plot", "series '" + s.label + "' has a non-positive value on a log axis");
+        throw minigrad::ValueError("line_plot",
+                                   "series '" + s.label + "' has a non-positive value on a log axis");
       }
       x0 = std::min(x0, tx(s.x[i])), x1 = std::max(x1, tx(s.x[i]));
       y0 = std::min(y0, ty(s.y[i])), y1 = std::max(y1, ty(s.y[i]));
@@ -130,11 +134,10 @@ void line_plot(const std::string& path, const std::vector<Series>& series, const
   plwidth(1);
   PLFLT legend_width, legend_height;
   pllegend(&legend_width, &legend_height, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
-           PL_POSITION_TOP | (o.legend_left ? PL_POSITION_LEFT : PL_POSITION_RIGHT) | PL_POSITION_INSIDE, 0.02, 0.02,
-           0.08, 0, 1, 1, 0, 0,
-           static_cast<PLINT>(series.size()), opts.data(), 1.0, 1.0, 2.0, 1.0, text_colours.data(), labels.data(),
-           nullptr, nullptr, nullptr, nullptr, colours.data(), styles.data(), widths.data(), nullptr, nullptr, nullptr,
-           nullptr);
+           PL_POSITION_TOP | (o.legend_left ? PL_POSITION_LEFT : PL_POSITION_RIGHT) | PL_POSITION_INSIDE,
+           0.02, 0.02, 0.08, 0, 1, 1, 0, 0, static_cast<PLINT>(series.size()), opts.data(), 1.0, 1.0, 2.0,
+           1.0, text_colours.data(), labels.data(), nullptr, nullptr, nullptr, nullptr, colours.data(),
+           styles.data(), widths.data(), nullptr, nullptr, nullptr, nullptr);
   figure.finish();
 }
 
@@ -177,7 +180,8 @@ void draw_heatmap(Figure& figure, const minigrad::Tensor& values, const HeatmapO
   // quad between neighbouring points by its lower corner: n values make n - 1 quads. So it gets one more
   // point each way (repeating the last row and column), and quad [c, c + 1] x [r, r + 1] is exactly
   // cell (r, c). Data go column by column: idata[x][y].
-  std::vector<std::vector<PLFLT>> columns(static_cast<size_t>(cols + 1), std::vector<PLFLT>(static_cast<size_t>(rows + 1)));
+  std::vector<std::vector<PLFLT>> columns(static_cast<size_t>(cols + 1),
+                                          std::vector<PLFLT>(static_cast<size_t>(rows + 1)));
   for (int64_t r = 0; r <= rows; ++r) {
     for (int64_t c = 0; c <= cols; ++c) {
       columns[c][r] = v[static_cast<size_t>(std::min(r, rows - 1) * cols + std::min(c, cols - 1))];
@@ -202,8 +206,9 @@ void draw_heatmap(Figure& figure, const minigrad::Tensor& values, const HeatmapO
   plwind(0, static_cast<PLFLT>(cols), o.rows_downward ? static_cast<PLFLT>(rows) : 0,
          o.rows_downward ? 0 : static_cast<PLFLT>(rows));
   use_viridis();
-  plimagefr(const_cast<PLFLT_MATRIX>(pointers.data()), static_cast<PLINT>(cols + 1), static_cast<PLINT>(rows + 1), 0,
-            static_cast<PLFLT>(cols), 0, static_cast<PLFLT>(rows), lo, hi, lo, hi, nullptr, nullptr);
+  plimagefr(const_cast<PLFLT_MATRIX>(pointers.data()), static_cast<PLINT>(cols + 1),
+            static_cast<PLINT>(rows + 1), 0, static_cast<PLFLT>(cols), 0, static_cast<PLFLT>(rows), lo, hi,
+            lo, hi, nullptr, nullptr);
   plcol0(1);
   plbox(o.x_ticks.empty() ? "bcnst" : "bc", 0, 0, o.y_ticks.empty() ? "bcnstv" : "bc", 0, 0);
   plschr(0, 0.8);
@@ -232,8 +237,8 @@ void draw_heatmap(Figure& figure, const minigrad::Tensor& values, const HeatmapO
   PLFLT range[] = {lo, hi};
   const PLFLT* value_rows[] = {range};
   PLFLT bar_width, bar_height;
-  plcolorbar(&bar_width, &bar_height, PL_COLORBAR_IMAGE, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.03, 0, 0.04, 0.8,
-             0, 1, 1, 0, 0, 0, 0, 1, label_opts, labels, 1, axis_opts, ticks, sub_ticks, n_values,
+  plcolorbar(&bar_width, &bar_height, PL_COLORBAR_IMAGE, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.03, 0,
+             0.04, 0.8, 0, 1, 1, 0, 0, 0, 0, 1, label_opts, labels, 1, axis_opts, ticks, sub_ticks, n_values,
              const_cast<PLFLT_MATRIX>(value_rows));
 }
 
@@ -244,10 +249,13 @@ std::pair<int, int> png_size(const std::string& path) {
   unsigned char header[24] = {};
   in.read(reinterpret_cast<char*>(header), sizeof header);
   static const unsigned char kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  if (!in || !std::equal(kSignature, kSignature + 8, header) || std::string(header + 12, header + 16) != "IHDR") {
+  if (!in || !std::equal(kSignature, kSignature + 8, header) ||
+      std::string(header + 12, header + 16) != "IHDR") {
     throw minigrad::Error("png_size", path + " is not a PNG file");
   }
-  auto be32 = [&](int at) { return (header[at] << 24) | (header[at + 1] << 16) | (header[at + 2] << 8) | header[at + 3]; };
+  auto be32 = [&](int at) {
+    return (header[at] << 24) | (header[at + 1] << 16) | (header[at + 2] << 8) | header[at + 3];
+  };
   return {be32(16), be32(20)};
 }
 

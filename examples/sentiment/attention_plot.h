@@ -12,8 +12,13 @@ namespace sentiment {
 inline void write_attention_heatmap(const std::string& path, const minigrad::Tensor& weights,
                                     const std::vector<std::string>& tokens, const std::string& title) {
   plot::heatmap(path, weights,
-                {.title = title, .x_label = "key", .y_label = "query", .colorbar_label = "weight",
-                 .x_ticks = tokens, .y_ticks = tokens, .rows_downward = true});
+                {.title = title,
+                 .x_label = "key",
+                 .y_label = "query",
+                 .colorbar_label = "weight",
+                 .x_ticks = tokens,
+                 .y_ticks = tokens,
+                 .rows_downward = true});
 }
 
 }  // namespace sentiment

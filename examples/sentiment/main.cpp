@@ -5,8 +5,8 @@
 //   minigrad-sentiment eval --model out/sentiment --data data/aclImdb
 //   minigrad-sentiment eval --model out/sentiment --tsv amazon_cells_labelled.txt
 //   minigrad-sentiment predict --model out/sentiment "A tedious, joyless film." --heatmap attention.png
-#include <CLI/CLI.hpp>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -44,7 +44,8 @@ int run_train(const Config& config, const std::string& data, const std::string& 
     // A spread-out subset (both labels), for quick experiments.
     std::vector<Review> subset;
     const size_t stride = train_set.reviews.size() / static_cast<size_t>(train_limit);
-    for (size_t i = 0; subset.size() < static_cast<size_t>(train_limit); i += stride) subset.push_back(train_set.reviews[i]);
+    for (size_t i = 0; subset.size() < static_cast<size_t>(train_limit); i += stride)
+      subset.push_back(train_set.reviews[i]);
     train_set.reviews = std::move(subset);
   }
   std::vector<std::vector<std::string>> tokenized;
@@ -52,43 +53,47 @@ int run_train(const Config& config, const std::string& data, const std::string& 
   Vocabulary vocabulary = Vocabulary::build(tokenized, config.vocab_size, config.min_freq);
   const std::vector<Example> examples = encode(train_set.reviews, vocabulary, config.max_len);
   Checkpoint checkpoint{config, vocabulary, std::make_shared<SentimentModel>(config, vocabulary.size())};
-  std::printf("training on %zu reviews: vocabulary %lld tokens, %lld parameters, %d threads\n", examples.size(),
-              static_cast<long long>(vocabulary.size()), static_cast<long long>(checkpoint.model->parameter_count()),
-              num_threads());
+  std::printf("training on %zu reviews: vocabulary %lld tokens, %lld parameters, %d threads\n",
+              examples.size(), static_cast<long long>(vocabulary.size()),
+              static_cast<long long>(checkpoint.model->parameter_count()), num_threads());
   std::printf("config: %s\n", config.to_json().dump().c_str());
   std::fflush(stdout);
   const TrainingLog log = train(checkpoint, examples, std::cout, isatty(STDOUT_FILENO) != 0, max_steps);
   checkpoint.save(out_dir);
-  std::printf("trained in %.1f s; saved %s/{model.safetensors,config.json,vocab.json}\n", log.seconds, out_dir.c_str());
+  std::printf("trained in %.1f s; saved %s/{model.safetensors,config.json,vocab.json}\n", log.seconds,
+              out_dir.c_str());
   if (evaluate_test) {
     const LoadReport test_set = load_imdb_split(data, "test");
     warn_skipped(test_set, "test files");
-    print_evaluation("IMDB test", evaluate(*checkpoint.model, encode(test_set.reviews, vocabulary, config.max_len)));
+    print_evaluation("IMDB test",
+                     evaluate(*checkpoint.model, encode(test_set.reviews, vocabulary, config.max_len)));
   }
   std::printf("total wall time (loading, training, evaluation): %.1f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return 0;
 }
 
-int run_eval(const std::string& model_dir, const std::string& data, const std::vector<std::string>& tsv_files) {
+int run_eval(const std::string& model_dir, const std::string& data,
+             const std::vector<std::string>& tsv_files) {
   const Checkpoint checkpoint = Checkpoint::load(model_dir);
   if (tsv_files.empty()) {
     const LoadReport test_set = load_imdb_split(data, "test");
     warn_skipped(test_set, "test files");
-    print_evaluation("IMDB test",
-                     evaluate(*checkpoint.model, encode(test_set.reviews, checkpoint.vocabulary, checkpoint.config.max_len)));
+    print_evaluation("IMDB test", evaluate(*checkpoint.model, encode(test_set.reviews, checkpoint.vocabulary,
+                                                                     checkpoint.config.max_len)));
   }
   for (const std::string& file : tsv_files) {
     const LoadReport set = load_tsv(file);
     warn_skipped(set, "lines of " + file);
-    print_evaluation(std::filesystem::path(file).filename().string(),
-                     evaluate(*checkpoint.model, encode(set.reviews, checkpoint.vocabulary, checkpoint.config.max_len)));
+    print_evaluation(
+        std::filesystem::path(file).filename().string(),
+        evaluate(*checkpoint.model, encode(set.reviews, checkpoint.vocabulary, checkpoint.config.max_len)));
   }
   return 0;
 }
 
-int run_predict(const std::string& model_dir, std::string text, const std::string& file, const std::string& heatmap,
-                int64_t layer, int64_t head) {
+int run_predict(const std::string& model_dir, std::string text, const std::string& file,
+                const std::string& heatmap, int64_t layer, int64_t head) {
   if (!file.empty()) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw Error("predict", "cannot open " + file);
@@ -106,8 +111,9 @@ int run_predict(const std::string& model_dir, std::string text, const std::strin
       throw Error("predict", "--layer must be below " + std::to_string(layers) + " and --head below " +
                                  std::to_string(heads));
     }
-    write_attention_heatmap(heatmap, p.attention[static_cast<size_t>(layer)].select(0, head), p.tokens,
-                            "Attention weights, layer " + std::to_string(layer) + ", head " + std::to_string(head));
+    write_attention_heatmap(
+        heatmap, p.attention[static_cast<size_t>(layer)].select(0, head), p.tokens,
+        "Attention weights, layer " + std::to_string(layer) + ", head " + std::to_string(head));
     std::printf("wrote %s\n", heatmap.c_str());
   }
   return 0;
@@ -126,45 +132,86 @@ int main(int argc, char** argv) {
   std::string data = "data/aclImdb", out_dir = "out/sentiment";
   bool no_eval = false;
   int64_t max_steps = 0, train_limit = 0;
-  CLI::App* train = app.add_subcommand("train", "Train on the IMDB training split, save a checkpoint, evaluate on the test split");
+  CLI::App* train = app.add_subcommand(
+      "train", "Train on the IMDB training split, save a checkpoint, evaluate on the test split");
   train->add_option("--data", data, "The aclImdb folder")->capture_default_str();
   train->add_option("--out", out_dir, "Where to save the checkpoint")->capture_default_str();
-  train->add_option("--epochs", config.epochs, "Passes over the training data")->check(CLI::Range(1, 1000))->capture_default_str();
-  train->add_option("--batch-size", config.batch_size, "Reviews per step")->check(CLI::Range(1, 100000))->capture_default_str();
-  train->add_option("--lr", config.lr, "Peak learning rate (AdamW)")->check(CLI::Range(1e-7, 10.0))->capture_default_str();
-  train->add_option("--weight-decay", config.weight_decay, "AdamW weight decay")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  train->add_option("--warmup", config.warmup, "Fraction of steps spent warming up")->check(CLI::Range(0.0, 0.9))->capture_default_str();
-  train->add_option("--clip", config.clip, "Gradient norm limit")->check(CLI::Range(1e-6, 1e6))->capture_default_str();
-  train->add_option("--dropout", config.dropout, "Dropout probability")->check(CLI::Range(0.0, 0.9))->capture_default_str();
-  train->add_option("--attention-dropout", config.attention_dropout, "Dropout on the attention weights")->check(CLI::Range(0.0, 0.9))->capture_default_str();
-  train->add_option("--max-len", config.max_len, "Tokens kept per review (head and tail)")->check(CLI::Range(2, 100000))->capture_default_str();
-  train->add_option("--vocab-size", config.vocab_size, "Largest vocabulary")->check(CLI::Range(2, 10000000))->capture_default_str();
-  train->add_option("--min-freq", config.min_freq, "Least count for a token to get its own id")->check(CLI::Range(1, 1000000))->capture_default_str();
-  train->add_option("--hiddens", config.num_hiddens, "Model width")->check(CLI::Range(2, 4096))->capture_default_str();
-  train->add_option("--heads", config.num_heads, "Attention heads (must divide --hiddens)")->check(CLI::Range(1, 256))->capture_default_str();
-  train->add_option("--ffn", config.ffn_num_hiddens, "Width of the position-wise FFN")->check(CLI::Range(1, 65536))->capture_default_str();
-  train->add_option("--layers", config.num_layers, "Encoder layers")->check(CLI::Range(1, 64))->capture_default_str();
-  train->add_option("--embedding-std", config.embedding_std, "Initial scale of the token embedding")->check(CLI::Range(1e-6, 100.0))->capture_default_str();
-  train->add_flag("--learnable-positions", config.learnable_positions, "Learn position embeddings instead of sinusoids");
-  train->add_option("--seed", config.seed, "Seed for initialisation, dropout and batch order")->capture_default_str();
+  train->add_option("--epochs", config.epochs, "Passes over the training data")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  train->add_option("--batch-size", config.batch_size, "Reviews per step")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  train->add_option("--lr", config.lr, "Peak learning rate (AdamW)")
+      ->check(CLI::Range(1e-7, 10.0))
+      ->capture_default_str();
+  train->add_option("--weight-decay", config.weight_decay, "AdamW weight decay")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  train->add_option("--warmup", config.warmup, "Fraction of steps spent warming up")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
+  train->add_option("--clip", config.clip, "Gradient norm limit")
+      ->check(CLI::Range(1e-6, 1e6))
+      ->capture_default_str();
+  train->add_option("--dropout", config.dropout, "Dropout probability")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
+  train->add_option("--attention-dropout", config.attention_dropout, "Dropout on the attention weights")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
+  train->add_option("--max-len", config.max_len, "Tokens kept per review (head and tail)")
+      ->check(CLI::Range(2, 100000))
+      ->capture_default_str();
+  train->add_option("--vocab-size", config.vocab_size, "Largest vocabulary")
+      ->check(CLI::Range(2, 10000000))
+      ->capture_default_str();
+  train->add_option("--min-freq", config.min_freq, "Least count for a token to get its own id")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  train->add_option("--hiddens", config.num_hiddens, "Model width")
+      ->check(CLI::Range(2, 4096))
+      ->capture_default_str();
+  train->add_option("--heads", config.num_heads, "Attention heads (must divide --hiddens)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  train->add_option("--ffn", config.ffn_num_hiddens, "Width of the position-wise FFN")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  train->add_option("--layers", config.num_layers, "Encoder layers")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  train->add_option("--embedding-std", config.embedding_std, "Initial scale of the token embedding")
+      ->check(CLI::Range(1e-6, 100.0))
+      ->capture_default_str();
+  train->add_flag("--learnable-positions", config.learnable_positions,
+                  "Learn position embeddings instead of sinusoids");
+  train->add_option("--seed", config.seed, "Seed for initialisation, dropout and batch order")
+      ->capture_default_str();
   train->add_flag("--no-eval", no_eval, "Skip the evaluation on the test split");
-  train->add_option("--max-steps", max_steps, "Stop after this many steps (quick checks)")->check(CLI::Range(1, 100000000));
-  train->add_option("--train-limit", train_limit, "Train on this many reviews only (quick checks)")->check(CLI::Range(2, 100000000));
+  train->add_option("--max-steps", max_steps, "Stop after this many steps (quick checks)")
+      ->check(CLI::Range(1, 100000000));
+  train->add_option("--train-limit", train_limit, "Train on this many reviews only (quick checks)")
+      ->check(CLI::Range(2, 100000000));
 
   std::string model_dir = "out/sentiment";
   std::vector<std::string> tsv_files;
-  CLI::App* eval = app.add_subcommand("eval", "Accuracy of a checkpoint on the IMDB test split or on sentence<TAB>label files");
+  CLI::App* eval = app.add_subcommand(
+      "eval", "Accuracy of a checkpoint on the IMDB test split or on sentence<TAB>label files");
   eval->add_option("--model", model_dir, "Checkpoint folder")->capture_default_str();
   eval->add_option("--data", data, "The aclImdb folder (used without --tsv)")->capture_default_str();
-  eval->add_option("--tsv", tsv_files, "sentence<TAB>label files to evaluate instead (repeatable)")->check(CLI::ExistingFile);
+  eval->add_option("--tsv", tsv_files, "sentence<TAB>label files to evaluate instead (repeatable)")
+      ->check(CLI::ExistingFile);
 
   std::string text, file, heatmap;
   int64_t layer = 0, head = 0;
-  CLI::App* predict = app.add_subcommand("predict", "Label one review and optionally draw its attention weights");
+  CLI::App* predict =
+      app.add_subcommand("predict", "Label one review and optionally draw its attention weights");
   predict->add_option("--model", model_dir, "Checkpoint folder")->capture_default_str();
   predict->add_option("text", text, "The review");
   predict->add_option("--file", file, "Read the review from this file")->check(CLI::ExistingFile);
-  predict->add_option("--heatmap", heatmap, "Write a PNG of one layer's and head's attention weights over the tokens");
+  predict->add_option("--heatmap", heatmap,
+                      "Write a PNG of one layer's and head's attention weights over the tokens");
   predict->add_option("--layer", layer, "Encoder layer for --heatmap")->capture_default_str();
   predict->add_option("--head", head, "Attention head for --heatmap")->capture_default_str();
 
@@ -172,7 +219,8 @@ int main(int argc, char** argv) {
   if (threads > 0) set_num_threads(threads);
   try {
     if (*train) {
-      if (config.num_hiddens % config.num_heads != 0) throw CLI::ValidationError("--heads", "must divide --hiddens");
+      if (config.num_hiddens % config.num_heads != 0)
+        throw CLI::ValidationError("--heads", "must divide --hiddens");
       return run_train(config, data, out_dir, !no_eval, max_steps, train_limit);
     }
     if (*eval) return run_eval(model_dir, data, tsv_files);

@@ -12,13 +12,24 @@ using namespace minigrad;
 using json = nlohmann::json;
 
 json Config::to_json() const {
-  return {{"vocab_size", vocab_size}, {"min_freq", min_freq},       {"max_len", max_len},
-          {"num_hiddens", num_hiddens}, {"num_heads", num_heads},   {"ffn_num_hiddens", ffn_num_hiddens},
-          {"num_layers", num_layers}, {"dropout", dropout},         {"attention_dropout", attention_dropout},
+  return {{"vocab_size", vocab_size},
+          {"min_freq", min_freq},
+          {"max_len", max_len},
+          {"num_hiddens", num_hiddens},
+          {"num_heads", num_heads},
+          {"ffn_num_hiddens", ffn_num_hiddens},
+          {"num_layers", num_layers},
+          {"dropout", dropout},
+          {"attention_dropout", attention_dropout},
           {"embedding_std", embedding_std},
-          {"learnable_positions", learnable_positions},             {"batch_size", batch_size},
-          {"epochs", epochs},         {"lr", lr},                   {"weight_decay", weight_decay},
-          {"warmup", warmup},         {"clip", clip},               {"seed", seed}};
+          {"learnable_positions", learnable_positions},
+          {"batch_size", batch_size},
+          {"epochs", epochs},
+          {"lr", lr},
+          {"weight_decay", weight_decay},
+          {"warmup", warmup},
+          {"clip", clip},
+          {"seed", seed}};
 }
 
 Config Config::from_json(const json& j, const std::string& source) {
@@ -86,7 +97,7 @@ Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths) {
   const Variable h = encoder->forward(tokens, {.valid_lens = lengths});  // (B, T, d)
   // Mean pooling sees the whole review; max pooling lets one strong phrase ("waste of time") speak.
   const Variable pooled = concat({nn::masked_mean(h, lengths), nn::masked_max(h, lengths)}, 1);  // (B, 2d)
-  return head->forward(dropout->forward(pooled));  // (B, 2)
+  return head->forward(dropout->forward(pooled));                                                // (B, 2)
 }
 
 namespace {
@@ -132,7 +143,8 @@ Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
   }
   const Config config = Config::from_json(parse_json(dir / "config.json"), (dir / "config.json").string());
   const json tokens = parse_json(dir / "vocab.json");
-  if (!tokens.is_array()) throw Error("checkpoint", (dir / "vocab.json").string() + " is not a list of tokens");
+  if (!tokens.is_array())
+    throw Error("checkpoint", (dir / "vocab.json").string() + " is not a list of tokens");
   Vocabulary vocabulary(tokens.get<std::vector<std::string>>());
 
   const std::string weights = (dir / "model.safetensors").string();
@@ -142,8 +154,8 @@ Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
     return it == file.metadata.end() ? std::string("(not recorded)") : it->second;
   };
   if (recorded("architecture") != config.architecture()) {
-    throw Error("checkpoint", weights + " was trained with " + recorded("architecture") + ", but config.json says " +
-                                  config.architecture());
+    throw Error("checkpoint", weights + " was trained with " + recorded("architecture") +
+                                  ", but config.json says " + config.architecture());
   }
   if (recorded("vocabulary") != fingerprint(vocabulary)) {
     throw Error("checkpoint", weights + " was trained with a vocabulary of " + recorded("vocabulary") +

@@ -11,7 +11,9 @@ namespace sentiment {
 
 namespace {
 
-bool is_word_byte(unsigned char c) { return std::isalnum(c) || c >= 0x80; }
+bool is_word_byte(unsigned char c) {
+  return std::isalnum(c) || c >= 0x80;
+}
 
 }  // namespace
 
@@ -97,8 +99,9 @@ LoadReport load_imdb_split(const std::filesystem::path& root, const std::string&
     const fs::path dir = root / split / folder;
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
-      throw minigrad::Error("load_imdb", "no folder " + dir.string() +
-                                             " (expected the aclImdb layout: <root>/{train,test}/{pos,neg}/*.txt)");
+      throw minigrad::Error("load_imdb",
+                            "no folder " + dir.string() +
+                                " (expected the aclImdb layout: <root>/{train,test}/{pos,neg}/*.txt)");
     }
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {

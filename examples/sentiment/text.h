@@ -26,7 +26,8 @@ class Vocabulary {
   static constexpr int64_t kUnk = 1;
 
   // Keeps tokens seen at least min_freq times, at most max_size ids in all (with <pad> and <unk>).
-  static Vocabulary build(const std::vector<std::vector<std::string>>& documents, int64_t max_size, int64_t min_freq);
+  static Vocabulary build(const std::vector<std::vector<std::string>>& documents, int64_t max_size,
+                          int64_t min_freq);
   explicit Vocabulary(std::vector<std::string> tokens);  // tokens[i] has id i; tokens[0..1] are <pad>, <unk>
 
   int64_t size() const { return static_cast<int64_t>(tokens_.size()); }
@@ -46,7 +47,7 @@ struct Review {
 
 struct LoadReport {
   std::vector<Review> reviews;
-  int64_t skipped = 0;  // unreadable or empty files (or malformed lines)
+  int64_t skipped = 0;                        // unreadable or empty files (or malformed lines)
   std::vector<std::string> skipped_examples;  // the first few, for the warning
 };
 

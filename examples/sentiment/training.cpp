@@ -12,7 +12,8 @@ namespace sentiment {
 using namespace minigrad;
 using Clock = std::chrono::steady_clock;
 
-std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary, int64_t max_len) {
+std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary,
+                            int64_t max_len) {
   if (max_len < 2) throw ValueError("encode", "max_len must be at least 2");
   std::vector<Example> out;
   out.reserve(reviews.size());
@@ -36,7 +37,8 @@ Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>
   // Round the length up to a multiple of 16: batches then come in a few shapes, whose buffers the
   // allocator recycles, instead of a new shape (and fresh memory from the kernel) at almost every step.
   t = (t + 15) / 16 * 16;
-  Batch batch{Tensor::zeros({b, t}, DType::Int64), Tensor::empty({b}, DType::Int64), Tensor::empty({b}, DType::Int64)};
+  Batch batch{Tensor::zeros({b, t}, DType::Int64), Tensor::empty({b}, DType::Int64),
+              Tensor::empty({b}, DType::Int64)};
   int64_t* tokens = batch.tokens.data_ptr<int64_t>();
   for (int64_t row = 0; row < b; ++row) {
     const Example& e = examples[indices[static_cast<size_t>(row)]];
@@ -53,14 +55,16 @@ namespace {
 std::vector<std::vector<size_t>> chunk(const std::vector<size_t>& order, int64_t batch_size) {
   std::vector<std::vector<size_t>> batches;
   for (size_t at = 0; at < order.size(); at += static_cast<size_t>(batch_size)) {
-    batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(at),
-                         order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), at + batch_size)));
+    batches.emplace_back(
+        order.begin() + static_cast<std::ptrdiff_t>(at),
+        order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), at + batch_size)));
   }
   return batches;
 }
 
 template <typename T>
-void shuffle(std::vector<T>& v, Generator& g) {  // Fisher-Yates with minigrad's generator: same seed, same order
+void shuffle(std::vector<T>& v,
+             Generator& g) {  // Fisher-Yates with minigrad's generator: same seed, same order
   for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[g.next_below(i)]);
 }
 
@@ -76,14 +80,16 @@ std::vector<std::vector<size_t>> training_batches(const std::vector<Example>& ex
   for (size_t at = 0; at < order.size(); at += window) {
     auto first = order.begin() + static_cast<std::ptrdiff_t>(at);
     auto last = order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), at + window));
-    std::stable_sort(first, last, [&](size_t a, size_t b) { return examples[a].ids.size() < examples[b].ids.size(); });
+    std::stable_sort(first, last,
+                     [&](size_t a, size_t b) { return examples[a].ids.size() < examples[b].ids.size(); });
   }
   std::vector<std::vector<size_t>> batches = chunk(order, batch_size);
   shuffle(batches, generator);
   return batches;
 }
 
-std::vector<std::vector<size_t>> evaluation_batches(const std::vector<Example>& examples, int64_t batch_size) {
+std::vector<std::vector<size_t>> evaluation_batches(const std::vector<Example>& examples,
+                                                    int64_t batch_size) {
   // Longest first: every later batch fits in the buffers the first one freed, so the allocator recycles
   // them instead of asking the kernel for fresh pages at each new, longer batch.
   std::vector<size_t> order(examples.size());
@@ -167,19 +173,22 @@ class Progress {
     const auto now = Clock::now();
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     const bool last_step = step == total_;
-    if (!last_step && std::chrono::duration<double>(now - last_).count() < (interactive_ ? 0.25 : 10.0)) return;
+    if (!last_step && std::chrono::duration<double>(now - last_).count() < (interactive_ ? 0.25 : 10.0))
+      return;
     last_ = now;
-    const double eta = step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total_ - step) : 0;
+    const double eta =
+        step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total_ - step) : 0;
     char stats[200];
-    std::snprintf(stats, sizeof stats, "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.4f  %.0f tokens/s  ETA %s",
+    std::snprintf(stats, sizeof stats,
+                  "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.4f  %.0f tokens/s  ETA %s",
                   static_cast<long long>(epoch), static_cast<long long>(epochs), static_cast<long long>(step),
                   static_cast<long long>(total_), loss, accuracy, tokens / std::max(elapsed, 1e-9),
                   clock_text(eta).c_str());
     if (interactive_) {
       constexpr int kWidth = 24;
       const int filled = static_cast<int>(kWidth * step / std::max<int64_t>(total_, 1));
-      out_ << "\r[" << std::string(filled, '#') << std::string(kWidth - filled, '.') << "] " << stats << "\033[K"
-           << (last_step ? "\n" : "") << std::flush;
+      out_ << "\r[" << std::string(filled, '#') << std::string(kWidth - filled, '.') << "] " << stats
+           << "\033[K" << (last_step ? "\n" : "") << std::flush;
     } else {
       out_ << "[" << clock_text(elapsed) << "] " << stats << "\n" << std::flush;
     }
@@ -194,8 +203,8 @@ class Progress {
 
 }  // namespace
 
-TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out, bool interactive,
-                  int64_t max_steps) {
+TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
+                  bool interactive, int64_t max_steps) {
   const Config& c = checkpoint.config;
   SentimentModel& model = *checkpoint.model;
   const auto start = Clock::now();
@@ -204,9 +213,10 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
   int64_t total = steps_per_epoch * c.epochs;
   if (max_steps > 0) total = std::min(total, max_steps);
   optim::AdamW optimizer(model.parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
-  const optim::WarmupCosine schedule({.peak_lr = c.lr,
-                                      .warmup_steps = static_cast<int64_t>(c.warmup * static_cast<double>(total)),
-                                      .total_steps = std::max<int64_t>(total, 1) + 1});
+  const optim::WarmupCosine schedule(
+      {.peak_lr = c.lr,
+       .warmup_steps = static_cast<int64_t>(c.warmup * static_cast<double>(total)),
+       .total_steps = std::max<int64_t>(total, 1) + 1});
   Progress progress(out, interactive, total);
   TrainingLog log;
   int64_t step = 0;

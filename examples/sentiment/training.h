@@ -16,7 +16,8 @@ struct Example {
 // Token ids for each review. A review longer than max_len keeps its first max_len/2 and last
 // max_len - max_len/2 tokens: the opening and the verdict at the end carry most of the sentiment (Sun et
 // al., 2019, found head+tail truncation best for long reviews). An empty review becomes one <unk>.
-std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary, int64_t max_len);
+std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary,
+                            int64_t max_len);
 
 struct Batch {
   minigrad::Tensor tokens;   // (B, T) int64, padded with <pad> to the longest review, rounded up to 16
@@ -50,8 +51,8 @@ Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples,
 std::vector<double> positive_probabilities(SentimentModel& model, const std::vector<Example>& examples);
 
 struct Prediction {
-  double positive = 0;                     // P(positive)
-  std::vector<std::string> tokens;         // the review as the model saw it (after truncation)
+  double positive = 0;                      // P(positive)
+  std::vector<std::string> tokens;          // the review as the model saw it (after truncation)
   std::vector<minigrad::Tensor> attention;  // per layer: (heads, tokens, tokens), queries by keys
 };
 
@@ -67,7 +68,7 @@ struct TrainingLog {
 // Trains the checkpoint's model with AdamW, linear warm-up and cosine decay, gradient clipping and
 // dropout, as its config says. Progress goes to `out`: a live bar when `interactive`, otherwise a log line
 // every few seconds. max_steps > 0 stops early (for smoke tests).
-TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out, bool interactive,
-                  int64_t max_steps = 0);
+TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
+                  bool interactive, int64_t max_steps = 0);
 
 }  // namespace sentiment

@@ -11,7 +11,8 @@ Tensor book_positional_encoding(int64_t positions, int64_t d) {
   double* p = P.data_ptr<double>();
   for (int64_t pos = 0; pos < positions; ++pos) {
     for (int64_t i = 0; i + 1 < d; i += 2) {
-      const double angle = static_cast<double>(pos) / std::pow(10000.0, 2.0 * static_cast<double>(i) / static_cast<double>(d));
+      const double angle =
+          static_cast<double>(pos) / std::pow(10000.0, 2.0 * static_cast<double>(i) / static_cast<double>(d));
       p[pos * d + i] = std::sin(angle);
       p[pos * d + i + 1] = std::cos(angle);
     }
@@ -22,7 +23,8 @@ Tensor book_positional_encoding(int64_t positions, int64_t d) {
 double cosine_similarity(const Tensor& a, const Tensor& b) {
   const std::vector<double> x = a.to_vector(), y = b.to_vector();
   if (x.size() != y.size()) {
-    throw minigrad::ShapeError("cosine_similarity", "shapes " + a.shape().str() + " and " + b.shape().str() + " differ");
+    throw minigrad::ShapeError("cosine_similarity",
+                               "shapes " + a.shape().str() + " and " + b.shape().str() + " differ");
   }
   double dot = 0, xx = 0, yy = 0;
   for (size_t i = 0; i < x.size(); ++i) {
@@ -46,7 +48,8 @@ double max_rotation_error(const Tensor& P, int64_t delta) {
   double worst = 0;
   for (int64_t j = 0; 2 * j + 1 < d; ++j) {
     const double omega = 1 / std::pow(10000.0, 2.0 * static_cast<double>(j) / static_cast<double>(d));
-    const double c = std::cos(static_cast<double>(delta) * omega), s = std::sin(static_cast<double>(delta) * omega);
+    const double c = std::cos(static_cast<double>(delta) * omega),
+                 s = std::sin(static_cast<double>(delta) * omega);
     for (int64_t i = 0; i + delta < n; ++i) {
       // [sin(a + b); cos(a + b)] = [[cos b, sin b], [-sin b, cos b]] · [sin a; cos a]
       const double x = p[i * d + 2 * j], y = p[i * d + 2 * j + 1];

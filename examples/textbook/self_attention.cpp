@@ -35,11 +35,14 @@ double time_self_attention(nn::MultiHeadAttention& attention, int64_t n, int64_t
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Self-attention: d2l's example, masked attention weights, and its cost against the sequence length."};
+  CLI::App app{
+      "Self-attention: d2l's example, masked attention weights, and its cost against the sequence length."};
   std::string out = "out/textbook";
   int64_t max_length = 2048;
   app.add_option("--out", out, "Folder for the pictures")->capture_default_str();
-  app.add_option("--max-length", max_length, "Longest sequence to time")->check(CLI::Range(64, 16384))->capture_default_str();
+  app.add_option("--max-length", max_length, "Longest sequence to time")
+      ->check(CLI::Range(64, 16384))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     std::filesystem::create_directories(out);
@@ -57,20 +60,25 @@ int main(int argc, char** argv) {
     // mask as well. Hidden keys get exactly zero weight.
     nn::MultiHeadAttention small(16, 2, 0.0);
     const Variable tokens(Tensor::normal({2, 8, 16}));
-    small.forward(tokens, tokens, tokens, {.valid_lens = Tensor::from_vector<int64_t>({8, 5}, {2}), .causal = true});
+    small.forward(tokens, tokens, tokens,
+                  {.valid_lens = Tensor::from_vector<int64_t>({8, 5}, {2}), .causal = true});
     const Tensor weights = small.attention_weights().select(0, 1).select(0, 0);  // sequence 1, head 0: (8, 8)
     const std::string weights_png = out + "/attention_weights_masked.png";
     plot::heatmap(weights_png, weights,
-                  {.title = "Attention weights: causal mask, valid length 5 (head 0)", .x_label = "Key position",
-                   .y_label = "Query position", .colorbar_label = "weight", .rows_downward = true});
-    std::cout << "attention weights of sequence 1, head 0 (keys 5-7 are padding; keys after the query are hidden):\n"
+                  {.title = "Attention weights: causal mask, valid length 5 (head 0)",
+                   .x_label = "Key position",
+                   .y_label = "Query position",
+                   .colorbar_label = "weight",
+                   .rows_downward = true});
+    std::cout << "attention weights of sequence 1, head 0 (keys 5-7 are padding; keys after the query are "
+                 "hidden):\n"
               << weights << "\nwrote " << weights_png << "\n\n";
 
     // The cost of self-attention against the length n, at d = 64 with 4 heads.
     const int64_t d = 64;
     nn::MultiHeadAttention timed(d, 4, 0.0);
-    std::printf("self-attention forward + backward, d = %lld, 4 heads, batch 1, %d threads\n", static_cast<long long>(d),
-                num_threads());
+    std::printf("self-attention forward + backward, d = %lld, 4 heads, batch 1, %d threads\n",
+                static_cast<long long>(d), num_threads());
     std::printf("%8s %14s %16s\n", "n", "seconds", "slope (log-log)");
     std::vector<double> ns, seconds;
     for (int64_t n = 64; n <= max_length; n *= 2) {
@@ -84,9 +92,13 @@ int main(int argc, char** argv) {
     std::vector<double> reference;
     for (double n : ns) reference.push_back(seconds.back() * (n / ns.back()) * (n / ns.back()));
     const std::string cost_png = out + "/self_attention_cost.png";
-    plot::line_plot(cost_png, {{"self-attention (measured)", ns, seconds}, {"c · n² (slope 2)", ns, reference, true}},
+    plot::line_plot(cost_png,
+                    {{"self-attention (measured)", ns, seconds}, {"c · n² (slope 2)", ns, reference, true}},
                     {.title = "Self-attention forward + backward time against sequence length",
-                     .x_label = "sequence length n", .y_label = "seconds", .log_x = true, .log_y = true,
+                     .x_label = "sequence length n",
+                     .y_label = "seconds",
+                     .log_x = true,
+                     .log_y = true,
                      .legend_left = true});
     std::printf("wrote %s\n", cost_png.c_str());
     return 0;

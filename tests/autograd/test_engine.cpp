@@ -74,9 +74,10 @@ BOOST_AUTO_TEST_CASE(the_graph_is_freed_after_backward_unless_retained) {
   y.backward(BackwardOptions{.retain_graph = true});
   y.backward();  // second pass through the retained graph
   expect_close(x.grad(), {2 * std::exp(1.0), 2 * std::exp(2.0)}, 1e-12);
-  expect_error<Error>([&] { y.backward(); },
-                      "backward: the graph through sum was freed by an earlier backward(); call "
-                      "backward(BackwardOptions{.retain_graph = true}) the first time to go through it again");
+  expect_error<Error>(
+      [&] { y.backward(); },
+      "backward: the graph through sum was freed by an earlier backward(); call "
+      "backward(BackwardOptions{.retain_graph = true}) the first time to go through it again");
   // A second root sharing a freed subgraph is refused too.
   Variable t = x * 2.0;
   Variable z1 = sum(t), z2 = sum(t * t);
@@ -88,11 +89,13 @@ BOOST_AUTO_TEST_CASE(backward_on_a_leaf_and_with_an_explicit_gradient) {
   Variable x = leaf({1, 2}, {2});
   x.backward(Tensor::from_values({3, 4}, {2}, F64));
   expect_equal(x.grad(), {3, 4});
-  expect_error<ShapeError>([&] { (x * 2.0).backward(); },
-                           "backward: a gradient can be implied only for a one-element value, got shape [2]; pass the "
-                           "upstream gradient");
-  expect_error<ShapeError>([&] { (x * 2.0).backward(Tensor::ones({3}, F64)); },
-                           "backward: the upstream gradient has shape [3] (float64) but the value has shape [2] (float64)");
+  expect_error<ShapeError>(
+      [&] { (x * 2.0).backward(); },
+      "backward: a gradient can be implied only for a one-element value, got shape [2]; pass the "
+      "upstream gradient");
+  expect_error<ShapeError>(
+      [&] { (x * 2.0).backward(Tensor::ones({3}, F64)); },
+      "backward: the upstream gradient has shape [3] (float64) but the value has shape [2] (float64)");
 }
 
 BOOST_AUTO_TEST_CASE(no_grad_guard_and_detach_stop_recording) {
@@ -103,9 +106,7 @@ BOOST_AUTO_TEST_CASE(no_grad_guard_and_detach_stop_recording) {
     Variable y = x * 2.0;
     BOOST_TEST(!y.requires_grad());
     BOOST_TEST(y.is_leaf());
-    {
-      NoGradGuard nested;
-    }
+    { NoGradGuard nested; }
     BOOST_TEST(!GradMode::is_enabled());  // restored to the outer guard's state
   }
   BOOST_TEST(GradMode::is_enabled());
@@ -115,9 +116,10 @@ BOOST_AUTO_TEST_CASE(no_grad_guard_and_detach_stop_recording) {
   Variable y = sum(d * x);  // d is a constant here
   y.backward();
   expect_equal(x.grad(), {2, 4});
-  expect_error<Error>([&] { sum(d).backward(); },
-                      "backward: the value does not require grad: no input to it requires grad, or it was computed "
-                      "under NoGradGuard");
+  expect_error<Error>(
+      [&] { sum(d).backward(); },
+      "backward: the value does not require grad: no input to it requires grad, or it was computed "
+      "under NoGradGuard");
 }
 
 BOOST_AUTO_TEST_CASE(the_grad_mode_is_per_thread) {
@@ -134,7 +136,8 @@ BOOST_AUTO_TEST_CASE(modifying_a_saved_tensor_in_place_makes_backward_throw) {
   w.data().mul_(2.0);       // an "optimizer step" between forward and backward
   expect_error<ModifiedInPlaceError>(
       [&] { y.backward(); },
-      "backward of mul: a tensor of shape [2] saved for the gradient was modified in place after it was saved (version "
+      "backward of mul: a tensor of shape [2] saved for the gradient was modified in place after it was "
+      "saved (version "
       "0, now 1); modify a clone() instead, or do the in-place update before the forward pass");
   // exp saves its output; writing into the output is caught the same way.
   Variable e = exp(x);
@@ -162,9 +165,10 @@ BOOST_AUTO_TEST_CASE(only_float_leaves_can_require_grad) {
                            "set_requires_grad: only float tensors can require grad, got int64");
   Variable x = leaf({1}, {1});
   Variable y = x * 2.0;
-  expect_error<ValueError>([&] { y.set_requires_grad(false); },
-                           "set_requires_grad: only leaves can be marked; this value was computed by mul_scalar (use "
-                           "detach() first)");
+  expect_error<ValueError>(
+      [&] { y.set_requires_grad(false); },
+      "set_requires_grad: only leaves can be marked; this value was computed by mul_scalar (use "
+      "detach() first)");
 }
 
 BOOST_AUTO_TEST_CASE(graphviz_export_shows_ops_shapes_and_parameters) {

@@ -26,8 +26,11 @@ BOOST_AUTO_TEST_CASE(layer_norm_normalizes_each_row) {
   // float32 with a large offset: two-pass variance keeps the digits that E[x²] - E[x]² would lose.
   Variable big = leaf({10000.0, 10001.0, 10002.0}, {1, 3}, DType::Float32);
   expect_close(layer_norm(big, Variable(), Variable()).data(), {-1.2247357, 0, 1.2247357}, 1e-4);
-  expect_error<ShapeError>([&] { layer_norm(x, leaf({1, 2}, {2}), leaf({1, 2}, {2})); },
-                           "layer_norm: weight and bias must have shape [3] for an input of shape [2,3], got [2]");
+  expect_error<ShapeError>(
+      [&] {
+        layer_norm(x, leaf({1, 2}, {2}), leaf({1, 2}, {2}));
+      },
+      "layer_norm: weight and bias must have shape [3] for an input of shape [2,3], got [2]");
   expect_error<ValueError>([&] { layer_norm(x, w, Variable()); },
                            "layer_norm: weight and bias must both be given or both be undefined");
 }
@@ -50,10 +53,14 @@ BOOST_AUTO_TEST_CASE(cross_entropy_matches_minus_log_softmax) {
   BOOST_TEST(none.item() == 0);
   none.backward();
   expect_equal(logits.grad(), {0, 0, 0, 0, 0, 0});
-  expect_error<IndexError>([&] { cross_entropy(logits, Tensor::from_vector<int64_t>({3, 0}, {2})); },
-                           "cross_entropy: target 3 is out of range for 3 classes");
-  expect_error<ShapeError>([&] { cross_entropy(logits, Tensor::from_vector<int64_t>({0}, {1})); },
-                           "cross_entropy: targets of shape [1] do not match logits of shape [2,3] (expected [2])");
+  expect_error<IndexError>(
+      [&] {
+        cross_entropy(logits, Tensor::from_vector<int64_t>({3, 0}, {2}));
+      },
+      "cross_entropy: target 3 is out of range for 3 classes");
+  expect_error<ShapeError>(
+      [&] { cross_entropy(logits, Tensor::from_vector<int64_t>({0}, {1})); },
+      "cross_entropy: targets of shape [1] do not match logits of shape [2,3] (expected [2])");
   expect_error<DTypeError>([&] { cross_entropy(logits, Tensor::zeros({2})); },
                            "cross_entropy: targets must be int64 class indices, got float32");
 }

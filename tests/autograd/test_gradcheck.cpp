@@ -53,22 +53,25 @@ BOOST_AUTO_TEST_CASE(every_op_passes_in_fast_mode) {
 
 BOOST_AUTO_TEST_CASE(a_wrong_gradient_is_reported_with_its_worst_element) {
   Variable x(Tensor::from_values({0.1, 0.2, 0.3}, {3}, DType::Float64), true);
-  const GradcheckResult r = gradcheck([](const std::vector<Variable>& in) { return slightly_wrong_exp(in[0]); }, {x});
+  const GradcheckResult r =
+      gradcheck([](const std::vector<Variable>& in) { return slightly_wrong_exp(in[0]); }, {x});
   BOOST_TEST(!r.passed);
   BOOST_TEST(r.worst_where == "d output[1] / d input 0[1]");
   BOOST_TEST(std::abs(r.worst_analytic - 1.01 * std::exp(0.2)) < 1e-12);
   BOOST_TEST(std::abs(r.worst_numeric - std::exp(0.2)) < 1e-8);
-  BOOST_TEST(r.report().rfind("gradcheck failed at d output[1] / d input 0[1]: analytic 1.233", 0) == 0, r.report());
-  BOOST_TEST(!x.grad().defined());  // the caller's leaf is untouched
+  BOOST_TEST(r.report().rfind("gradcheck failed at d output[1] / d input 0[1]: analytic 1.233", 0) == 0,
+             r.report());
+  BOOST_TEST(!x.grad().defined());                                           // the caller's leaf is untouched
   BOOST_TEST(x.data().to_vector() == (std::vector<double>{0.1, 0.2, 0.3}));  // and restored exactly
-  const GradcheckResult fast =
-      gradcheck([](const std::vector<Variable>& in) { return slightly_wrong_exp(in[0]); }, {x}, {.fast_mode = true});
+  const GradcheckResult fast = gradcheck(
+      [](const std::vector<Variable>& in) { return slightly_wrong_exp(in[0]); }, {x}, {.fast_mode = true});
   BOOST_TEST(!fast.passed);
 }
 
 BOOST_AUTO_TEST_CASE(a_transposed_gradient_is_caught) {
   Variable x(Tensor::normal({3, 3}, 0, 1, DType::Float64), true);
-  const GradcheckResult r = gradcheck([](const std::vector<Variable>& in) { return transpose_bug(in[0]); }, {x});
+  const GradcheckResult r =
+      gradcheck([](const std::vector<Variable>& in) { return transpose_bug(in[0]); }, {x});
   BOOST_TEST(!r.passed);
   // With a sum() seed the bug is invisible: every gradient entry is 1 either way.
   Variable s = sum(transpose_bug(x));
@@ -82,8 +85,9 @@ BOOST_AUTO_TEST_CASE(gradcheck_refuses_what_it_cannot_check) {
                            "gradcheck: input 0 is float32; finite differences need float64 inputs");
   expect_error<ValueError>([&] { gradcheck(identity, {Variable(Tensor::zeros({2}, DType::Float64))}); },
                            "gradcheck: no input requires grad");
-  expect_error<ValueError>([&] { gradcheck(identity, {Variable(Tensor::zeros({1}, DType::Float64).expand({3}), true)}); },
-                           "gradcheck: input 0 overlaps itself in memory (an expand()ed view); pass a contiguous copy");
+  expect_error<ValueError>(
+      [&] { gradcheck(identity, {Variable(Tensor::zeros({1}, DType::Float64).expand({3}), true)}); },
+      "gradcheck: input 0 overlaps itself in memory (an expand()ed view); pass a contiguous copy");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

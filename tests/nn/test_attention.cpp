@@ -17,7 +17,8 @@ BOOST_AUTO_TEST_CASE(the_chapter_example_has_the_chapter_shape) {
   BOOST_TEST(Y.shape() == (Shape{2, 4, 100}));
   BOOST_TEST(attention.attention_weights().shape() == (Shape{2, 5, 4, 4}));
   // Identical keys, so the valid ones share the weight equally and the masked ones get none.
-  expect_close(attention.attention_weights().select(0, 0).select(0, 2).select(0, 1), {1.0 / 3, 1.0 / 3, 1.0 / 3, 0});
+  expect_close(attention.attention_weights().select(0, 0).select(0, 2).select(0, 1),
+               {1.0 / 3, 1.0 / 3, 1.0 / 3, 0});
   expect_close(attention.attention_weights().select(0, 1).select(0, 4).select(0, 3), {0.5, 0.5, 0, 0});
 }
 
@@ -27,7 +28,8 @@ BOOST_AUTO_TEST_CASE(each_mask_kind_hides_the_right_keys) {
   // Zero scores: weights are uniform over whatever is visible.
   attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3, 3, 1, 2}, {2, 3})});
   expect_close(attention.attention_weights().select(0, 0), {1, 0, 0, 0.5, 0.5, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3});
-  attention.forward(q, k, v, {.key_padding_mask = Tensor::from_values({0, 1, 0, 1, 1, 0}, {2, 3}, DType::Bool)});
+  attention.forward(q, k, v,
+                    {.key_padding_mask = Tensor::from_values({0, 1, 0, 1, 1, 0}, {2, 3}, DType::Bool)});
   expect_close(attention.attention_weights().select(0, 1).select(0, 0), {0, 0, 1});
   attention.forward(q, k, v, {.causal = true});
   expect_close(attention.attention_weights().select(0, 0), {1, 0, 0, 0.5, 0.5, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3});
@@ -37,19 +39,25 @@ BOOST_AUTO_TEST_CASE(each_mask_kind_hides_the_right_keys) {
   // Every key hidden: uniform weights (d2l's -1e6 masking), finite.
   attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({0, 3}, {2})});
   expect_close(attention.attention_weights().select(0, 0).select(0, 0), {1.0 / 3, 1.0 / 3, 1.0 / 3});
-  expect_error<ShapeError>([&] { attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3}, {3})}); },
-                           "attention mask: valid_lens must be (2) or (2, 3), got [3]");
+  expect_error<ShapeError>(
+      [&] {
+        attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3}, {3})});
+      },
+      "attention mask: valid_lens must be (2) or (2, 3), got [3]");
 }
 
 BOOST_AUTO_TEST_CASE(cross_attention_takes_queries_keys_and_values_of_different_sizes) {
-  MultiHeadAttention attention({.num_hiddens = 8, .num_heads = 2, .query_size = 5, .key_size = 3, .value_size = 7});
-  const Variable queries(Tensor::normal({2, 4, 5})), keys(Tensor::normal({2, 6, 3})), values(Tensor::normal({2, 6, 7}));
+  MultiHeadAttention attention(
+      {.num_hiddens = 8, .num_heads = 2, .query_size = 5, .key_size = 3, .value_size = 7});
+  const Variable queries(Tensor::normal({2, 4, 5})), keys(Tensor::normal({2, 6, 3})),
+      values(Tensor::normal({2, 6, 7}));
   const Variable out = attention.forward(queries, keys, values);
   BOOST_TEST(out.shape() == (Shape{2, 4, 8}));
   BOOST_TEST(attention.attention_weights().shape() == (Shape{2, 2, 4, 6}));
   BOOST_TEST(attention.W_k->weight.shape() == (Shape{8, 3}));
-  expect_error<ValueError>([] { MultiHeadAttention(10, 3, 0.0); },
-                           "MultiHeadAttention: num_hiddens (10) must be a positive multiple of num_heads (3)");
+  expect_error<ValueError>(
+      [] { MultiHeadAttention(10, 3, 0.0); },
+      "MultiHeadAttention: num_hiddens (10) must be a positive multiple of num_heads (3)");
 }
 
 BOOST_AUTO_TEST_CASE(positional_encoding_follows_the_formula) {
@@ -67,15 +75,19 @@ BOOST_AUTO_TEST_CASE(positional_encoding_follows_the_formula) {
   pe.eval();
   const Variable out = pe.forward(Variable(Tensor::zeros({2, 5, d})));
   expect_close(out.data().select(0, 1), P.slice(0, 0, 5).to_vector(), 1e-7);
-  expect_error<ShapeError>([&] { pe.forward(Variable(Tensor::zeros({1, 61, d}))); },
-                           "PositionalEncoding: expects (batch, steps <= 60, 32), got [1,61,32]");
+  expect_error<ShapeError>(
+      [&] {
+        pe.forward(Variable(Tensor::zeros({1, 61, d})));
+      },
+      "PositionalEncoding: expects (batch, steps <= 60, 32), got [1,61,32]");
 }
 
 BOOST_AUTO_TEST_CASE(a_fixed_rotation_maps_every_position_to_its_offset) {
   // For each offset δ and column pair j, one 2x2 rotation by δ·ω_j takes (P[i,2j], P[i,2j+1]) to
   // (P[i+δ,2j], P[i+δ,2j+1]) for every i: position i+δ is a linear function of position i.
   const Tensor P = PositionalEncoding::sinusoids(200, 32);
-  for (int64_t delta : {1, 2, 5, 17, 100}) BOOST_TEST(textbook::max_rotation_error(P, delta) < 1e-12, "delta " << delta);
+  for (int64_t delta : {1, 2, 5, 17, 100})
+    BOOST_TEST(textbook::max_rotation_error(P, delta) < 1e-12, "delta " << delta);
   // The check can fail: the book's variant of the table is not rotated by the standard frequencies.
   BOOST_TEST(textbook::max_rotation_error(textbook::book_positional_encoding(200, 32), 5) > 0.1);
 }
@@ -99,13 +111,15 @@ BOOST_AUTO_TEST_CASE(encoder_layers_keep_the_shape_and_norm_placement_matters) {
   // Post-norm output rows are normalized (mean 0, variance 1); pre-norm ones are not.
   BOOST_TEST(std::abs(mean(a.data().select(0, 0).select(0, 0)).item()) < 1e-5);
   BOOST_TEST(std::abs(mean(b.data().select(0, 0).select(0, 0)).item()) > 1e-3);
-  TransformerEncoder encoder({.vocab_size = 20, .num_hiddens = 8, .ffn_num_hiddens = 8, .num_heads = 2, .num_layers = 3});
+  TransformerEncoder encoder(
+      {.vocab_size = 20, .num_hiddens = 8, .ffn_num_hiddens = 8, .num_heads = 2, .num_layers = 3});
   const Variable out = encoder.forward(Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3}),
                                        {.valid_lens = Tensor::from_vector<int64_t>({3, 1}, {2})});
   BOOST_TEST(out.shape() == (Shape{2, 3, 8}));
   BOOST_TEST(encoder.attention_weights().size() == 3u);
   // Sequence 1 has one valid token: every query attends only to it, in every layer and head.
-  for (const Tensor& w : encoder.attention_weights()) expect_close(w.select(0, 1).select(0, 1).select(0, 2), {1, 0, 0});
+  for (const Tensor& w : encoder.attention_weights())
+    expect_close(w.select(0, 1).select(0, 1).select(0, 2), {1, 0, 0});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

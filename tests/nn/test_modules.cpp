@@ -10,7 +10,8 @@ using namespace minigrad::testing;
 BOOST_AUTO_TEST_SUITE(modules)
 
 BOOST_AUTO_TEST_CASE(parameters_have_dotted_names_over_the_whole_tree) {
-  TransformerEncoder encoder({.vocab_size = 50, .num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .num_layers = 2});
+  TransformerEncoder encoder(
+      {.vocab_size = 50, .num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .num_layers = 2});
   std::vector<std::string> names;
   for (const auto& [name, p] : encoder.named_parameters()) names.push_back(name);
   BOOST_TEST(names.front() == "embedding.weight");
@@ -27,7 +28,8 @@ BOOST_AUTO_TEST_CASE(parameters_have_dotted_names_over_the_whole_tree) {
 }
 
 BOOST_AUTO_TEST_CASE(train_eval_and_zero_grad_reach_every_descendant) {
-  TransformerEncoder encoder({.vocab_size = 10, .num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 1, .num_layers = 2});
+  TransformerEncoder encoder(
+      {.vocab_size = 10, .num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 1, .num_layers = 2});
   encoder.eval();
   BOOST_TEST(!encoder.layer_list[1]->attention->attention->dropout->is_training());
   encoder.train();
@@ -77,15 +79,19 @@ BOOST_AUTO_TEST_CASE(linear_uses_pytorch_defaults) {
   BOOST_TEST(*std::max_element(w.begin(), w.end()) <= bound);
   BOOST_TEST(*std::min_element(w.begin(), w.end()) >= -bound);
   // U(-b, b) has variance b²/3
-  BOOST_TEST(std::abs(mean(pow(linear.weight.data().to(DType::Float64), 2)).item() - bound * bound / 3) < 1e-4);
+  BOOST_TEST(std::abs(mean(pow(linear.weight.data().to(DType::Float64), 2)).item() - bound * bound / 3) <
+             1e-4);
   BOOST_TEST(Linear(4, 3, false).parameters().size() == 1u);
   // y = x·Wᵀ + b
   Linear small(2, 1);
   small.weight.data().copy_(Tensor::from_values({2, 3}, {1, 2}));
   small.bias.data().fill_(1);
   expect_close(small.forward(Variable(Tensor::from_values({1, 1, 0, 2}, {2, 2}))).data(), {6, 7});
-  expect_error<ShapeError>([&] { small.forward(Variable(Tensor::ones({2, 3}))); },
-                           "Linear: expects input (..., 2), got [2,3]");
+  expect_error<ShapeError>(
+      [&] {
+        small.forward(Variable(Tensor::ones({2, 3})));
+      },
+      "Linear: expects input (..., 2), got [2,3]");
 }
 
 BOOST_AUTO_TEST_CASE(embedding_padding_row_starts_at_zero_and_stays_there) {
@@ -102,7 +108,8 @@ BOOST_AUTO_TEST_CASE(embedding_padding_row_starts_at_zero_and_stays_there) {
     sgd.step();
   }
   expect_equal(embed.weight.data().select(0, 3), std::vector<double>(300, 0.0));
-  expect_error<ValueError>([] { Embedding(5, 2, 5); }, "Embedding: padding_idx 5 is outside the table of 5 rows");
+  expect_error<ValueError>([] { Embedding(5, 2, 5); },
+                           "Embedding: padding_idx 5 is outside the table of 5 rows");
 }
 
 BOOST_AUTO_TEST_CASE(layer_norm_and_dropout_defaults) {
@@ -133,7 +140,8 @@ BOOST_AUTO_TEST_CASE(registering_a_name_twice_is_an_error) {
 
 BOOST_AUTO_TEST_CASE(masked_pooling_counts_only_valid_positions) {
   // x[b, t, :] = t + 1
-  const Tensor x = (Tensor::arange(0, 4, 1, DType::Float32) + 1.0).reshape({1, 4, 1}).expand({2, 4, 2}).contiguous();
+  const Tensor x =
+      (Tensor::arange(0, 4, 1, DType::Float32) + 1.0).reshape({1, 4, 1}).expand({2, 4, 2}).contiguous();
   const Tensor lens = Tensor::from_vector<int64_t>({3, 0}, {2});
   expect_close(masked_mean(Variable(x), lens).data(), {2, 2, 0, 0});  // (1+2+3)/3; an empty sequence gives 0
   expect_close(masked_max(Variable(x), lens).data(), {3, 3, 0, 0});

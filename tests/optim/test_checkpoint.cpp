@@ -9,7 +9,12 @@ using namespace minigrad::testing;
 namespace {
 
 nn::TransformerEncoderOptions small_encoder() {
-  return {.vocab_size = 30, .num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .num_layers = 2, .dropout = 0.1};
+  return {.vocab_size = 30,
+          .num_hiddens = 8,
+          .ffn_num_hiddens = 16,
+          .num_heads = 2,
+          .num_layers = 2,
+          .dropout = 0.1};
 }
 
 // A few steps of training with everything that makes resuming hard: dropout (random masks from the
@@ -58,11 +63,13 @@ BOOST_AUTO_TEST_CASE(weights_round_trip_into_a_fresh_model) {
 
 BOOST_AUTO_TEST_CASE(mismatched_weights_are_reported_by_name) {
   nn::Linear small(3, 2);
-  save_safetensors("mismatch_test.safetensors",
-                   {{"weight", Tensor::zeros({3, 2})}, {"extra", Tensor::zeros({1})}});  // no bias; weight transposed
-  expect_error<Error>([&] { optim::load_weights(small, "mismatch_test.safetensors"); },
-                      "load_weights: mismatch_test.safetensors: does not match the Linear: missing bias; unexpected "
-                      "extra; weight is float32 [3,2] in the file but float32 [2,3] in the module");
+  save_safetensors(
+      "mismatch_test.safetensors",
+      {{"weight", Tensor::zeros({3, 2})}, {"extra", Tensor::zeros({1})}});  // no bias; weight transposed
+  expect_error<Error>(
+      [&] { optim::load_weights(small, "mismatch_test.safetensors"); },
+      "load_weights: mismatch_test.safetensors: does not match the Linear: missing bias; unexpected "
+      "extra; weight is float32 [3,2] in the file but float32 [2,3] in the module");
   std::filesystem::remove("mismatch_test.safetensors");
   const Tensor before = small.weight.data().clone();
   BOOST_TEST(small.weight.data().to_vector() == before.to_vector());  // nothing was changed
@@ -88,7 +95,8 @@ BOOST_AUTO_TEST_CASE(resuming_from_a_checkpoint_is_bit_identical) {
   nn::TransformerEncoder second(small_encoder());
   optim::AdamW second_opt(second.parameters(), {.lr = 1e-2});
   optim::load_weights(second, "resume_model.safetensors");
-  const int64_t step = optim::load_training_state("resume_state.safetensors", second_opt, default_generator());
+  const int64_t step =
+      optim::load_training_state("resume_state.safetensors", second_opt, default_generator());
   BOOST_TEST(step == n);
   train(second, second_opt, step, n + m);
 
@@ -108,12 +116,14 @@ BOOST_AUTO_TEST_CASE(training_state_must_fit_the_optimizer) {
   expect_error<Error>([&] { optim::load_training_state("state_test.safetensors", sgd, default_generator()); },
                       "load_training_state: state_test.safetensors: holds the state of Adam, not SGD");
   optim::Adam fewer({p}, {});
-  expect_error<Error>([&] { optim::load_training_state("state_test.safetensors", fewer, default_generator()); },
-                      "load_training_state: state_test.safetensors: saved for 2 parameters, the optimizer has 1");
+  expect_error<Error>(
+      [&] { optim::load_training_state("state_test.safetensors", fewer, default_generator()); },
+      "load_training_state: state_test.safetensors: saved for 2 parameters, the optimizer has 1");
   optim::Adam reordered({q, p}, {});
-  expect_error<Error>([&] { optim::load_training_state("state_test.safetensors", reordered, default_generator()); },
-                      "load_training_state: state_test.safetensors: 'param0.exp_avg' is float32 [2,3] but parameter 0 "
-                      "needs float32 [4]");
+  expect_error<Error>(
+      [&] { optim::load_training_state("state_test.safetensors", reordered, default_generator()); },
+      "load_training_state: state_test.safetensors: 'param0.exp_avg' is float32 [2,3] but parameter 0 "
+      "needs float32 [4]");
   std::filesystem::remove("state_test.safetensors");
 }
 

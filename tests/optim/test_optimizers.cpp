@@ -30,8 +30,9 @@ Steps three_steps(MakeOptimizer make) {
 void expect_steps(const Steps& got, const Steps& pytorch) {
   for (size_t s = 0; s < pytorch.size(); ++s) {
     for (size_t i = 0; i < pytorch[s].size(); ++i) {
-      BOOST_TEST(std::abs(got[s][i] - pytorch[s][i]) < 1e-14, "step " << s + 1 << " element " << i << ": " << got[s][i]
-                                                                     << " vs PyTorch " << pytorch[s][i]);
+      BOOST_TEST(std::abs(got[s][i] - pytorch[s][i]) < 1e-14, "step " << s + 1 << " element " << i << ": "
+                                                                      << got[s][i] << " vs PyTorch "
+                                                                      << pytorch[s][i]);
     }
   }
 }
@@ -63,7 +64,8 @@ BOOST_AUTO_TEST_CASE(adam_matches_pytorch) {
                 {0.9811562363975117, -1.9873366302718676, 0.4929356123098128},
                 {0.9793891533789653, -1.9900635980238932, 0.4946504232345407}});
   expect_steps(three_steps([](auto ps) {
-                 return optim::Adam(ps, {.lr = 0.01, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-6, .weight_decay = 0.1});
+                 return optim::Adam(
+                     ps, {.lr = 0.01, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-6, .weight_decay = 0.1});
                }),
                {{0.99000004999975, -1.9900000249999374, 0.49000002857134695},
                 {0.980386376001308, -1.981993348578245, 0.4923519562836955},
@@ -94,13 +96,15 @@ BOOST_AUTO_TEST_CASE(bad_hyperparameters_are_refused) {
                            "SGD: Nesterov momentum requires momentum > 0 and dampening = 0");
   expect_error<ValueError>([&] { optim::AdamW({p}, {.beta1 = 1.5}); },
                            "AdamW: beta1 must be in [0.000000, 1.000000], got 1.500000");
-  expect_error<ValueError>([&] { optim::Adam({p}, {.lr = -1}); }, "optimizer: lr must be in [0.000000, inf], got -1.000000");
+  expect_error<ValueError>([&] { optim::Adam({p}, {.lr = -1}); },
+                           "optimizer: lr must be in [0.000000, inf], got -1.000000");
   expect_error<ValueError>([&] { optim::SGD({Variable(Tensor::ones({1}))}, {}); },
                            "optimizer: parameter 0 is not a leaf that requires grad");
 }
 
 BOOST_AUTO_TEST_CASE(clip_grad_norm_matches_pytorch) {
-  Variable a(Tensor::from_values({3, 4}, {2}, DType::Float64), true), b(Tensor::from_values({12}, {1}, DType::Float64), true);
+  Variable a(Tensor::from_values({3, 4}, {2}, DType::Float64), true),
+      b(Tensor::from_values({12}, {1}, DType::Float64), true);
   a.set_grad(Tensor::from_values({3, 4}, {2}, DType::Float64));
   b.set_grad(Tensor::from_values({12}, {1}, DType::Float64));
   Variable no_grad(Tensor::ones({1}, DType::Float64), true);
@@ -110,9 +114,9 @@ BOOST_AUTO_TEST_CASE(clip_grad_norm_matches_pytorch) {
   expect_close(a.grad(), {1.4999998846153937, 1.9999998461538582}, 1e-15);
   expect_close(b.grad(), {5.999999538461575}, 1e-15);
   // Under the limit: untouched
-  BOOST_TEST(optim::clip_grad_norm({a, b}, 100) == std::sqrt(1.4999998846153937 * 1.4999998846153937 +
-                                                              1.9999998461538582 * 1.9999998461538582 +
-                                                              5.999999538461575 * 5.999999538461575));
+  BOOST_TEST(optim::clip_grad_norm({a, b}, 100) ==
+             std::sqrt(1.4999998846153937 * 1.4999998846153937 + 1.9999998461538582 * 1.9999998461538582 +
+                       5.999999538461575 * 5.999999538461575));
   expect_close(b.grad(), {5.999999538461575}, 1e-15);
   // Non-finite: reported, gradients left alone
   b.set_grad(Tensor::from_values({INFINITY}, {1}, DType::Float64));
@@ -124,10 +128,10 @@ BOOST_AUTO_TEST_CASE(warmup_cosine_schedule) {
   optim::WarmupCosine s({.peak_lr = 1e-3, .warmup_steps = 10, .total_steps = 110, .final_lr = 1e-4});
   BOOST_TEST(s.at(0) == 0.0);
   BOOST_TEST(std::abs(s.at(5) - 5e-4) < 1e-18);
-  BOOST_TEST(s.at(10) == 1e-3);                             // the peak, at the end of warm-up
-  BOOST_TEST(std::abs(s.at(60) - 5.5e-4) < 1e-15);          // half way down: (peak + final) / 2
-  BOOST_TEST(std::abs(s.at(110) - 1e-4) < 1e-18);           // the floor
-  BOOST_TEST(std::abs(s.at(500) - 1e-4) < 1e-18);           // and after
+  BOOST_TEST(s.at(10) == 1e-3);                     // the peak, at the end of warm-up
+  BOOST_TEST(std::abs(s.at(60) - 5.5e-4) < 1e-15);  // half way down: (peak + final) / 2
+  BOOST_TEST(std::abs(s.at(110) - 1e-4) < 1e-18);   // the floor
+  BOOST_TEST(std::abs(s.at(500) - 1e-4) < 1e-18);   // and after
   const double quarter = 1e-4 + 0.9e-3 * 0.5 * (1 + std::cos(std::numbers::pi / 4));
   BOOST_TEST(std::abs(s.at(35) - quarter) < 1e-15);
   expect_error<ValueError>([] { optim::WarmupCosine({.warmup_steps = 10, .total_steps = 10}); },

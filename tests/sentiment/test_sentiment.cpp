@@ -26,10 +26,10 @@ struct TinyImdb {
     write(root / "train/pos/0_9.txt", "A great film, I loved it.");
     write(root / "train/pos/1_8.txt", "Wonderful acting<br />and a great story!");
     write(root / "train/neg/0_2.txt", "Awful. I hated every minute.");
-    write(root / "train/neg/1_1.txt", "");                            // empty: skipped
-    fs::create_directories(root / "train/neg/2_1.txt");               // a folder, not readable as a file
-    write(root / "train/neg/3_3.txt", "A boring \xff\xfe mess.");      // not UTF-8: must not matter
-    write(root / "train/neg/notes.md", "not a review");                // not .txt: ignored
+    write(root / "train/neg/1_1.txt", "");                         // empty: skipped
+    fs::create_directories(root / "train/neg/2_1.txt");            // a folder, not readable as a file
+    write(root / "train/neg/3_3.txt", "A boring \xff\xfe mess.");  // not UTF-8: must not matter
+    write(root / "train/neg/notes.md", "not a review");            // not .txt: ignored
     write(root / "test/pos/0_10.txt", "Great!");
     write(root / "test/neg/0_1.txt", "Awful!");
   }
@@ -38,7 +38,8 @@ struct TinyImdb {
 
 // Reviews whose label a bag of words can learn: "great"/"awful" among neutral filler.
 std::vector<Review> synthetic_reviews(int64_t n, Generator& g) {
-  const std::vector<std::string> filler = {"the", "movie", "plot", "actor", "scene", "was", "a", "and", "it", "story"};
+  const std::vector<std::string> filler = {"the", "movie", "plot", "actor", "scene",
+                                           "was", "a",     "and",  "it",    "story"};
   std::vector<Review> out;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t label = i % 2;
@@ -62,22 +63,29 @@ BOOST_AUTO_TEST_CASE(tokenizer_on_hand_written_reviews) {
              (Tokens{"i", "didn't", "like", "it", ".", ".", ".", "at", "all", "!", "!"}));
   BOOST_TEST(tokenize("'Quoted' (10/10)") == (Tokens{"'", "quoted", "'", "(", "10", "/", "10", ")"}));
   BOOST_TEST(tokenize("Café crème") == (Tokens{"café", "crème"}));  // UTF-8 letters stay inside words
-  BOOST_TEST(tokenize("bad\xff\xfe bytes\x80") == (Tokens{"bad\xff\xfe", "bytes\x80"}));  // not UTF-8: no crash
+  BOOST_TEST(tokenize("bad\xff\xfe bytes\x80") ==
+             (Tokens{"bad\xff\xfe", "bytes\x80"}));  // not UTF-8: no crash
   BOOST_TEST(tokenize("  \t\n ").empty());
   BOOST_TEST(tokenize("<br /><br />ok") == (Tokens{"ok"}));
 }
 
 BOOST_AUTO_TEST_CASE(vocabulary_keeps_frequent_tokens_in_a_fixed_order) {
-  const std::vector<std::vector<std::string>> docs = {{"good", "film", "good"}, {"bad", "film", "good"}, {"rare"}};
+  const std::vector<std::vector<std::string>> docs = {
+      {"good", "film", "good"}, {"bad", "film", "good"}, {"rare"}};
   const Vocabulary v = Vocabulary::build(docs, /*max_size=*/10, /*min_freq=*/2);
-  BOOST_TEST(v.tokens() == (std::vector<std::string>{"<pad>", "<unk>", "good", "film"}));  // by count, then name
+  BOOST_TEST(v.tokens() ==
+             (std::vector<std::string>{"<pad>", "<unk>", "good", "film"}));  // by count, then name
   BOOST_TEST(v.id("good") == 2);
   BOOST_TEST(v.id("rare") == Vocabulary::kUnk);
   BOOST_TEST(v.id("never seen") == Vocabulary::kUnk);
   BOOST_TEST(Vocabulary::build(docs, 3, 1).tokens() == (std::vector<std::string>{"<pad>", "<unk>", "good"}));
   BOOST_TEST(Vocabulary::build(docs, 10, 1).size() == 6);  // ties (bad, rare: once each) by name
   BOOST_TEST(Vocabulary::build(docs, 10, 1).token(4) == "bad");
-  expect_error<ValueError>([] { Vocabulary({"<pad>", "<unk>", "a", "a"}); }, "Vocabulary: token 'a' appears twice");
+  expect_error<ValueError>(
+      [] {
+        Vocabulary({"<pad>", "<unk>", "a", "a"});
+      },
+      "Vocabulary: token 'a' appears twice");
 }
 
 BOOST_AUTO_TEST_CASE(encoding_truncates_head_and_tail) {
@@ -93,7 +101,7 @@ BOOST_AUTO_TEST_CASE(loader_reads_the_aclimdb_layout_and_counts_what_it_skips) {
   TinyImdb imdb;
   const LoadReport train = load_imdb_split(imdb.root, "train");
   BOOST_TEST(train.reviews.size() == 4u);
-  BOOST_TEST(train.skipped == 2);  // the empty file and the unreadable one
+  BOOST_TEST(train.skipped == 2);           // the empty file and the unreadable one
   BOOST_TEST(train.reviews[0].label == 0);  // negatives first, by file name
   BOOST_TEST(train.reviews[0].text == "Awful. I hated every minute.");
   BOOST_TEST(train.reviews[3].label == 1);
@@ -116,7 +124,8 @@ BOOST_AUTO_TEST_CASE(tsv_files_in_the_uci_format) {
 BOOST_AUTO_TEST_CASE(batches_pad_and_cover_every_review_once) {
   Generator g(1);
   std::vector<Example> examples;
-  for (int64_t i = 0; i < 100; ++i) examples.push_back({std::vector<int64_t>(static_cast<size_t>(1 + i % 37), 2), i % 2});
+  for (int64_t i = 0; i < 100; ++i)
+    examples.push_back({std::vector<int64_t>(static_cast<size_t>(1 + i % 37), 2), i % 2});
   const auto batches = training_batches(examples, 16, g);
   std::vector<int> seen(100, 0);
   for (const auto& b : batches)
@@ -124,8 +133,8 @@ BOOST_AUTO_TEST_CASE(batches_pad_and_cover_every_review_once) {
   BOOST_TEST(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
   Generator same(1);
   BOOST_TEST(training_batches(examples, 16, same) == batches);  // same seed, same order
-  const Batch batch = make_batch(examples, {3, 40});  // lengths 4 and 4
-  BOOST_TEST(batch.tokens.shape() == (Shape{2, 16}));  // padded up to a multiple of 16
+  const Batch batch = make_batch(examples, {3, 40});            // lengths 4 and 4
+  BOOST_TEST(batch.tokens.shape() == (Shape{2, 16}));           // padded up to a multiple of 16
   expect_equal(batch.lengths, {4, 4});
   BOOST_TEST(batch.tokens.at({0, 4}) == Vocabulary::kPad);
   BOOST_TEST(batch.token_count == 8);
@@ -139,7 +148,8 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
   fs::remove_all(root);
   const std::vector<Review> written = synthetic_reviews(128, g);
   for (size_t i = 0; i < written.size(); ++i) {
-    write(root / "train" / (written[i].label ? "pos" : "neg") / (std::to_string(i) + "_5.txt"), written[i].text);
+    write(root / "train" / (written[i].label ? "pos" : "neg") / (std::to_string(i) + "_5.txt"),
+          written[i].text);
   }
   const std::vector<Review> reviews = load_imdb_split(root, "train").reviews;
   fs::remove_all(root);
@@ -160,15 +170,16 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
   std::ostringstream progress;
   const TrainingLog log = train(checkpoint, examples, progress, /*interactive=*/false);
   BOOST_TEST(log.epoch_loss.size() == 5u);
-  BOOST_TEST(log.epoch_loss.back() < 0.5 * log.epoch_loss.front(), "losses: " << log.epoch_loss.front() << " -> "
-                                                                             << log.epoch_loss.back());
+  BOOST_TEST(log.epoch_loss.back() < 0.5 * log.epoch_loss.front(),
+             "losses: " << log.epoch_loss.front() << " -> " << log.epoch_loss.back());
   BOOST_TEST(evaluate(*checkpoint.model, examples).accuracy > 0.95);
   BOOST_TEST(progress.str().find("epoch 5/5  step 40/40") != std::string::npos, progress.str());
 
   const fs::path dir = fs::temp_directory_path() / "sentiment_checkpoint_test";
   checkpoint.save(dir);
   const Checkpoint reloaded = Checkpoint::load(dir);
-  BOOST_TEST(positive_probabilities(*reloaded.model, examples) == positive_probabilities(*checkpoint.model, examples));
+  BOOST_TEST(positive_probabilities(*reloaded.model, examples) ==
+             positive_probabilities(*checkpoint.model, examples));
 
   // A prediction keeps each layer's attention over the review's own tokens, not the batch's padding
   // (the batch is padded to a multiple of 16: a heatmap once showed 32 columns for 21 tokens).
@@ -177,7 +188,8 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
   BOOST_TEST(p.positive > 0.5);
   BOOST_REQUIRE(p.attention.size() == 1u);
   BOOST_TEST(p.attention[0].shape() == (Shape{2, 8, 8}));
-  expect_close(sum(p.attention[0], {2}), std::vector<double>(16, 1.0), 1e-5);  // every query's weights sum to 1
+  expect_close(sum(p.attention[0], {2}), std::vector<double>(16, 1.0),
+               1e-5);  // every query's weights sum to 1
 
   // A config or vocabulary that does not belong to the weights is refused, saying which.
   std::string json;
@@ -189,13 +201,15 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
   }
   write(dir / "config.json", json.substr(0, json.find("\"num_hiddens\": 16")) + "\"num_hiddens\": 32" +
                                  json.substr(json.find("\"num_hiddens\": 16") + 17));
-  expect_error_containing<Error>([&] { Checkpoint::load(dir); },
-                                 "model.safetensors was trained with max_len=32 num_hiddens=16 num_heads=2 "
-                                 "ffn_num_hiddens=32 num_layers=1 learnable_positions=0, but config.json says "
-                                 "max_len=32 num_hiddens=32");
+  expect_error_containing<Error>(
+      [&] { Checkpoint::load(dir); },
+      "model.safetensors was trained with max_len=32 num_hiddens=16 num_heads=2 "
+      "ffn_num_hiddens=32 num_layers=1 learnable_positions=0, but config.json says "
+      "max_len=32 num_hiddens=32");
   write(dir / "config.json", json);
   write(dir / "vocab.json", "[\"<pad>\", \"<unk>\", \"great\"]");
-  expect_error_containing<Error>([&] { Checkpoint::load(dir); }, "model.safetensors was trained with a vocabulary of");
+  expect_error_containing<Error>([&] { Checkpoint::load(dir); },
+                                 "model.safetensors was trained with a vocabulary of");
   fs::remove_all(dir);
   expect_error_containing<Error>([&] { Checkpoint::load(dir); }, "is not a folder");
 }

@@ -23,7 +23,8 @@ BOOST_AUTO_TEST_CASE(arange_counts_like_numpy) {
   expect_equal(Tensor::arange(3, 0, -1, DType::Int64), {3, 2, 1});
   BOOST_TEST(Tensor::arange(4).dtype() == DType::Int64);
   BOOST_TEST(Tensor::arange(0, 0, 1).numel() == 0);
-  expect_error<ValueError>([] { Tensor::arange(0, 1, 0); }, "arange: start, end and step must be finite and step non-zero");
+  expect_error<ValueError>([] { Tensor::arange(0, 1, 0); },
+                           "arange: start, end and step must be finite and step non-zero");
 }
 
 BOOST_AUTO_TEST_CASE(from_values_and_from_vector) {
@@ -33,9 +34,16 @@ BOOST_AUTO_TEST_CASE(from_values_and_from_vector) {
   const Tensor ids = Tensor::from_vector<int64_t>({5, 7}, {2});
   BOOST_TEST(ids.dtype() == DType::Int64);
   expect_equal(ids, {5, 7});
-  expect_error<ShapeError>([] { Tensor::from_values({1, 2, 3, 4, 5}, {2, 3}); },
-                           "from_values: 5 values do not fill shape [2,3]");
-  expect_error<ShapeError>([] { Tensor::from_vector<float>({1, 2}, {3}); }, "from_vector: 2 values do not fill shape [3]");
+  expect_error<ShapeError>(
+      [] {
+        Tensor::from_values({1, 2, 3, 4, 5}, {2, 3});
+      },
+      "from_values: 5 values do not fill shape [2,3]");
+  expect_error<ShapeError>(
+      [] {
+        Tensor::from_vector<float>({1, 2}, {3});
+      },
+      "from_vector: 2 values do not fill shape [3]");
 }
 
 BOOST_AUTO_TEST_CASE(scalar_item_and_at) {
@@ -43,16 +51,28 @@ BOOST_AUTO_TEST_CASE(scalar_item_and_at) {
   BOOST_TEST(s.rank() == 0);
   BOOST_TEST(s.numel() == 1);
   BOOST_TEST(s.item() == 3.5);
-  expect_error<ValueError>([] { Tensor::zeros({2, 3}).item(); }, "item: a tensor of shape [2,3] has 6 elements, not 1");
-  expect_error<IndexError>([] { Tensor::zeros({2, 3}).at({1, 3}); },
-                           "at: index 3 is out of range for dimension 1 of shape [2,3]");
-  expect_error<IndexError>([] { Tensor::zeros({2, 3}).at({1}); }, "at: 1 indices for a tensor of shape [2,3]");
+  expect_error<ValueError>(
+      [] {
+        Tensor::zeros({2, 3}).item();
+      },
+      "item: a tensor of shape [2,3] has 6 elements, not 1");
+  expect_error<IndexError>(
+      [] {
+        Tensor::zeros({2, 3}).at({1, 3});
+      },
+      "at: index 3 is out of range for dimension 1 of shape [2,3]");
+  expect_error<IndexError>(
+      [] {
+        Tensor::zeros({2, 3}).at({1});
+      },
+      "at: 1 indices for a tensor of shape [2,3]");
 }
 
 BOOST_AUTO_TEST_CASE(data_ptr_checks_the_dtype) {
   const Tensor x = Tensor::zeros({2});
   BOOST_TEST(x.data_ptr<float>() != nullptr);
-  expect_error<DTypeError>([&] { x.data_ptr<double>(); }, "data_ptr: asked for float64 elements of a float32 tensor");
+  expect_error<DTypeError>([&] { x.data_ptr<double>(); },
+                           "data_ptr: asked for float64 elements of a float32 tensor");
 }
 
 BOOST_AUTO_TEST_CASE(conversions_between_dtypes) {
@@ -65,8 +85,11 @@ BOOST_AUTO_TEST_CASE(conversions_between_dtypes) {
 
 BOOST_AUTO_TEST_CASE(bad_shapes_are_refused) {
   expect_error<ShapeError>([] { Tensor::empty({2, -1}); }, "empty: negative size in shape [2,-1]");
-  expect_error<ShapeError>([] { Tensor::zeros({1, 1, 1, 1, 1, 1, 1, 1, 1}); },
-                           "shape: tensors have at most 8 dimensions, got 9");
+  expect_error<ShapeError>(
+      [] {
+        Tensor::zeros({1, 1, 1, 1, 1, 1, 1, 1, 1});
+      },
+      "shape: tensors have at most 8 dimensions, got 9");
 }
 
 BOOST_AUTO_TEST_CASE(undefined_tensors_are_reported) {

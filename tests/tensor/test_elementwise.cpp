@@ -128,21 +128,32 @@ BOOST_AUTO_TEST_CASE(where_and_masked_fill) {
   const Tensor x = Tensor::zeros({2, 3});
   expect_equal(masked_fill(x, Tensor::from_values({0, 1, 0}, {3}, DType::Bool), 5), {0, 5, 0, 0, 5, 0});
   expect_equal(x, {0, 0, 0, 0, 0, 0});  // out of place
-  expect_error<ShapeError>([&] { masked_fill(x, Tensor::zeros({2, 2, 3}, DType::Bool), 1); },
-                           "masked_fill: mask of shape [2,2,3] does not broadcast to [2,3]");
+  expect_error<ShapeError>(
+      [&] {
+        masked_fill(x, Tensor::zeros({2, 2, 3}, DType::Bool), 1);
+      },
+      "masked_fill: mask of shape [2,2,3] does not broadcast to [2,3]");
   expect_error<DTypeError>([&] { masked_fill(x, Tensor::zeros({3}), 1); },
                            "masked_fill: the mask must be bool, got float32");
-  expect_error<DTypeError>([&] { where(Tensor::zeros({2}), x, x); }, "where: the condition must be bool, got float32");
+  expect_error<DTypeError>([&] { where(Tensor::zeros({2}), x, x); },
+                           "where: the condition must be bool, got float32");
 }
 
 BOOST_AUTO_TEST_CASE(errors_name_the_op_and_the_shapes) {
-  expect_error<ShapeError>([] { Tensor::zeros({2, 3}) + Tensor::zeros({4}); },
-                           "add: shapes [2,3] and [4] cannot be broadcast together (3 vs 4 at dim -1)");
-  expect_error<ShapeError>([] { Tensor::zeros({5, 2}) * Tensor::zeros({3, 2}); },
-                           "mul: shapes [5,2] and [3,2] cannot be broadcast together (5 vs 3 at dim -2)");
+  expect_error<ShapeError>(
+      [] {
+        Tensor::zeros({2, 3}) + Tensor::zeros({4});
+      },
+      "add: shapes [2,3] and [4] cannot be broadcast together (3 vs 4 at dim -1)");
+  expect_error<ShapeError>(
+      [] {
+        Tensor::zeros({5, 2}) * Tensor::zeros({3, 2});
+      },
+      "mul: shapes [5,2] and [3,2] cannot be broadcast together (5 vs 3 at dim -2)");
   expect_error<DTypeError>([] { Tensor::zeros({2}) - Tensor::zeros({2}, DType::Float64); },
                            "sub: expected two float32 or two float64 tensors, got float32 and float64");
-  expect_error<DTypeError>([] { exp(Tensor::arange(3)); }, "exp: expected a float32 or float64 tensor, got int64");
+  expect_error<DTypeError>([] { exp(Tensor::arange(3)); },
+                           "exp: expected a float32 or float64 tensor, got int64");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -22,13 +22,15 @@ std::vector<double> naive_matmul(const Tensor& a, const Tensor& b) {
 BOOST_AUTO_TEST_SUITE(matmul_tests)
 
 BOOST_AUTO_TEST_CASE(two_dimensional) {
-  const Tensor a = Tensor::from_values({1, 2, 3, 4, 5, 6}, {2, 3}), b = Tensor::from_values({7, 8, 9, 10, 11, 12}, {3, 2});
+  const Tensor a = Tensor::from_values({1, 2, 3, 4, 5, 6}, {2, 3}),
+               b = Tensor::from_values({7, 8, 9, 10, 11, 12}, {3, 2});
   expect_equal(matmul(a, b), {58, 64, 139, 154});
 }
 
 BOOST_AUTO_TEST_CASE(transposed_views_give_the_same_product) {
   Generator g(1);
-  const Tensor a = Tensor::normal({5, 4}, 0, 1, DType::Float64, &g), b = Tensor::normal({4, 3}, 0, 1, DType::Float64, &g);
+  const Tensor a = Tensor::normal({5, 4}, 0, 1, DType::Float64, &g),
+               b = Tensor::normal({4, 3}, 0, 1, DType::Float64, &g);
   const std::vector<double> expected = matmul(a, b).to_vector();
   const Tensor at = a.t().contiguous().t(), bt = b.t().contiguous().t();  // same values, column-major strides
   expect_close(matmul(at, b), expected, 1e-12);
@@ -36,12 +38,14 @@ BOOST_AUTO_TEST_CASE(transposed_views_give_the_same_product) {
   expect_close(matmul(at, bt), expected, 1e-12);
   // A column slice: rows are strided, not contiguous; falls back to a copy.
   const Tensor wide = Tensor::normal({5, 8}, 0, 1, DType::Float64, &g);
-  expect_close(matmul(wide.slice(1, 0, 8, 2), b), matmul(wide.slice(1, 0, 8, 2).contiguous(), b).to_vector(), 1e-12);
+  expect_close(matmul(wide.slice(1, 0, 8, 2), b), matmul(wide.slice(1, 0, 8, 2).contiguous(), b).to_vector(),
+               1e-12);
 }
 
 BOOST_AUTO_TEST_CASE(batched_and_broadcast_batches) {
   Generator g(2);
-  const Tensor a = Tensor::normal({3, 2, 4}, 0, 1, DType::Float64, &g), b = Tensor::normal({3, 4, 5}, 0, 1, DType::Float64, &g);
+  const Tensor a = Tensor::normal({3, 2, 4}, 0, 1, DType::Float64, &g),
+               b = Tensor::normal({3, 4, 5}, 0, 1, DType::Float64, &g);
   expect_close(matmul(a, b), naive_matmul(a, b), 1e-12);
   // [2,1,2,4] @ [3,4,5] -> [2,3,2,5]
   const Tensor a4 = Tensor::normal({2, 1, 2, 4}, 0, 1, DType::Float64, &g);
@@ -65,14 +69,26 @@ BOOST_AUTO_TEST_CASE(float32_and_empty_inner_dimension) {
 }
 
 BOOST_AUTO_TEST_CASE(errors) {
-  expect_error<ShapeError>([] { matmul(Tensor::zeros({2, 3}), Tensor::zeros({4, 5})); },
-                           "matmul: shapes [2,3] and [4,5] are not aligned (3 != 4)");
-  expect_error<ShapeError>([] { matmul(Tensor::zeros({3}), Tensor::zeros({3, 5})); },
-                           "matmul: expects operands of rank 2 or more, got shapes [3] and [3,5]");
-  expect_error<ShapeError>([] { matmul(Tensor::zeros({2, 2, 3}), Tensor::zeros({3, 3, 5})); },
-                           "matmul: shapes [2] and [3] cannot be broadcast together (2 vs 3 at dim -1)");
-  expect_error<DTypeError>([] { matmul(Tensor::zeros({2, 3}), Tensor::zeros({3, 5}, DType::Float64)); },
-                           "matmul: expected two float32 or two float64 tensors, got float32 and float64");
+  expect_error<ShapeError>(
+      [] {
+        matmul(Tensor::zeros({2, 3}), Tensor::zeros({4, 5}));
+      },
+      "matmul: shapes [2,3] and [4,5] are not aligned (3 != 4)");
+  expect_error<ShapeError>(
+      [] {
+        matmul(Tensor::zeros({3}), Tensor::zeros({3, 5}));
+      },
+      "matmul: expects operands of rank 2 or more, got shapes [3] and [3,5]");
+  expect_error<ShapeError>(
+      [] {
+        matmul(Tensor::zeros({2, 2, 3}), Tensor::zeros({3, 3, 5}));
+      },
+      "matmul: shapes [2] and [3] cannot be broadcast together (2 vs 3 at dim -1)");
+  expect_error<DTypeError>(
+      [] {
+        matmul(Tensor::zeros({2, 3}), Tensor::zeros({3, 5}, DType::Float64));
+      },
+      "matmul: expected two float32 or two float64 tensors, got float32 and float64");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

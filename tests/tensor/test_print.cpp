@@ -18,9 +18,12 @@ BOOST_AUTO_TEST_CASE(small_tensors_print_in_full_with_shape_and_dtype) {
   BOOST_TEST(printed(Tensor::from_values({0.1, -2, 3, 4}, {2, 2})) ==
              "tensor([[ 0.1000, -2.0000],\n"
              "        [ 3.0000,  4.0000]], shape=[2,2], dtype=float32)");
-  BOOST_TEST(printed(Tensor::from_values({1, 2, 3}, {3}, DType::Float64)) == "tensor([1., 2., 3.], shape=[3], dtype=float64)");
-  BOOST_TEST(printed(Tensor::from_vector<int64_t>({5, -12}, {2})) == "tensor([  5, -12], shape=[2], dtype=int64)");
-  BOOST_TEST(printed(Tensor::from_values({1, 0}, {2}, DType::Bool)) == "tensor([ True, False], shape=[2], dtype=bool)");
+  BOOST_TEST(printed(Tensor::from_values({1, 2, 3}, {3}, DType::Float64)) ==
+             "tensor([1., 2., 3.], shape=[3], dtype=float64)");
+  BOOST_TEST(printed(Tensor::from_vector<int64_t>({5, -12}, {2})) ==
+             "tensor([  5, -12], shape=[2], dtype=int64)");
+  BOOST_TEST(printed(Tensor::from_values({1, 0}, {2}, DType::Bool)) ==
+             "tensor([ True, False], shape=[2], dtype=bool)");
   BOOST_TEST(printed(Tensor::scalar(2.5)) == "tensor(2.5000, shape=[], dtype=float32)");
   BOOST_TEST(printed(Tensor::from_values({1e-6, 1}, {2}, DType::Float64)) ==
              "tensor([1.0000e-06, 1.0000e+00], shape=[2], dtype=float64)");
@@ -41,7 +44,7 @@ BOOST_AUTO_TEST_CASE(big_tensors_are_elided_like_pytorch) {
   const std::string s = printed(Tensor::arange(0, 2000, 1, DType::Float32));
   BOOST_TEST(s == "tensor([   0.,    1.,    2., ..., 1997., 1998., 1999.], shape=[2000], dtype=float32)");
   const std::string m = printed(Tensor::arange(0, 1600, 1, DType::Float32).reshape({40, 40}));
-  BOOST_TEST(m.find("...,\n") != std::string::npos);  // rows elided
+  BOOST_TEST(m.find("...,\n") != std::string::npos);   // rows elided
   BOOST_TEST(m.find("1599.]]") != std::string::npos);  // the last element is shown
   BOOST_TEST(m.size() < 800);
 }

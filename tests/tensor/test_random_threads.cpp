@@ -42,7 +42,8 @@ BOOST_AUTO_TEST_CASE(distributions_have_the_right_moments) {
   const Tensor keep = Tensor::bernoulli({200000}, 0.3, &g);
   BOOST_TEST(std::abs(mean(keep.to(DType::Float64)).item() - 0.3) < 0.005);
   for (int i = 0; i < 1000; ++i) BOOST_REQUIRE(g.next_below(7) < 7);
-  expect_error<ValueError>([&] { Tensor::bernoulli({2}, 1.5, &g); }, "bernoulli: p must be in [0, 1], got 1.500000");
+  expect_error<ValueError>([&] { Tensor::bernoulli({2}, 1.5, &g); },
+                           "bernoulli: p must be in [0, 1], got 1.500000");
 }
 
 BOOST_AUTO_TEST_CASE(the_thread_setting_changes_nothing_but_speed) {
@@ -56,9 +57,9 @@ BOOST_AUTO_TEST_CASE(the_thread_setting_changes_nothing_but_speed) {
   const std::vector<double> one_sm = softmax(x, 1).to_vector();
   set_num_threads(2);
   BOOST_TEST(num_threads() == 2);
-  BOOST_TEST(exp(x).to_vector() == one_exp);  // elementwise: bit-identical
+  BOOST_TEST(exp(x).to_vector() == one_exp);        // elementwise: bit-identical
   BOOST_TEST(softmax(x, 1).to_vector() == one_sm);  // row-wise: bit-identical
-  expect_close(matmul(x, w), one_mm, 1e-9);  // BLAS may sum in another order
+  expect_close(matmul(x, w), one_mm, 1e-9);         // BLAS may sum in another order
   set_num_threads(before);
 }
 

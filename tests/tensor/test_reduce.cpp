@@ -18,7 +18,8 @@ BOOST_AUTO_TEST_CASE(sum_and_mean_over_dims) {
   // dims 0 and 2 are not adjacent: reduced one after the other
   const Tensor s02 = sum(x, {0, -1}, true);
   BOOST_TEST(s02.shape() == (Shape{1, 3, 1}));
-  expect_equal(s02, {0 + 1 + 2 + 3 + 12 + 13 + 14 + 15, 4 + 5 + 6 + 7 + 16 + 17 + 18 + 19, 8 + 9 + 10 + 11 + 20 + 21 + 22 + 23});
+  expect_equal(s02, {0 + 1 + 2 + 3 + 12 + 13 + 14 + 15, 4 + 5 + 6 + 7 + 16 + 17 + 18 + 19,
+                     8 + 9 + 10 + 11 + 20 + 21 + 22 + 23});
   expect_equal(sum(x, {0, 1}), {60, 66, 72, 78});  // adjacent: one pass
   expect_close(mean(x, {2}), {1.5, 5.5, 9.5, 13.5, 17.5, 21.5});
   BOOST_TEST(mean(x).item() == 11.5);
@@ -45,11 +46,15 @@ BOOST_AUTO_TEST_CASE(max_and_argmax) {
   expect_equal(argmax(x, 0), {0, 1, 0});
   BOOST_TEST(argmax(x, 0).dtype() == DType::Int64);
   BOOST_TEST(max(x).item() == 9);
-  BOOST_TEST(argmax(x).item() == 4);  // row-major index of the 9
+  BOOST_TEST(argmax(x).item() == 4);      // row-major index of the 9
   BOOST_TEST(argmax(x.t()).item() == 3);  // of the transposed view [[3,1],[7,9],[7,2]]
   const double nan = std::numeric_limits<double>::quiet_NaN();
   BOOST_TEST(std::isnan(max(Tensor::from_values({1, nan, 3}, {3}, DType::Float64)).item()));
-  expect_error<ShapeError>([] { max(Tensor::zeros({2, 0}), 1); }, "max: cannot reduce an empty dimension of shape [2,0]");
+  expect_error<ShapeError>(
+      [] {
+        max(Tensor::zeros({2, 0}), 1);
+      },
+      "max: cannot reduce an empty dimension of shape [2,0]");
 }
 
 BOOST_AUTO_TEST_CASE(sum_to_undoes_broadcasting) {
@@ -59,8 +64,9 @@ BOOST_AUTO_TEST_CASE(sum_to_undoes_broadcasting) {
   BOOST_TEST(sum_to(g, {1, 3, 1}).shape() == (Shape{1, 3, 1}));
   BOOST_TEST(sum_to(g, {}).item() == 24);
   BOOST_TEST(sum_to(g, {2, 3, 4}).shares_storage_with(g));
-  expect_error<ShapeError>([&] { sum_to(g, {2}); },
-                           "sum_to: shape [2,3,4] cannot be summed down to [2] (it is not a broadcast of it)");
+  expect_error<ShapeError>(
+      [&] { sum_to(g, {2}); },
+      "sum_to: shape [2,3,4] cannot be summed down to [2] (it is not a broadcast of it)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -34,9 +34,10 @@ void expect_rejected(const std::string& bytes, const std::string& problem) {
 BOOST_AUTO_TEST_SUITE(safetensors)
 
 BOOST_AUTO_TEST_CASE(the_bytes_are_exactly_the_format) {
-  const std::string bytes = serialize_safetensors(
-      {{"weight", Tensor::from_values({1.5, -2}, {2}, DType::Float32)}, {"ids", Tensor::from_vector<int64_t>({7}, {1, 1})}},
-      {{"format", "pt"}});
+  const std::string bytes =
+      serialize_safetensors({{"weight", Tensor::from_values({1.5, -2}, {2}, DType::Float32)},
+                             {"ids", Tensor::from_vector<int64_t>({7}, {1, 1})}},
+                            {{"format", "pt"}});
   const std::string header =
       R"({"__metadata__":{"format":"pt"},"ids":{"data_offsets":[8,16],"dtype":"I64","shape":[1,1]},)"
       R"("weight":{"data_offsets":[0,8],"dtype":"F32","shape":[2]}})";
@@ -47,7 +48,8 @@ BOOST_AUTO_TEST_CASE(the_bytes_are_exactly_the_format) {
   BOOST_TEST(n % 8 == 0u);
   BOOST_TEST(bytes.substr(8, n) == padded);
   int64_t seven = 7;
-  BOOST_TEST(bytes.substr(8 + n) == float_bytes({1.5f, -2.0f}) + std::string(reinterpret_cast<char*>(&seven), 8));
+  BOOST_TEST(bytes.substr(8 + n) ==
+             float_bytes({1.5f, -2.0f}) + std::string(reinterpret_cast<char*>(&seven), 8));
 }
 
 BOOST_AUTO_TEST_CASE(a_file_written_elsewhere_is_read) {
@@ -55,7 +57,8 @@ BOOST_AUTO_TEST_CASE(a_file_written_elsewhere_is_read) {
   const std::string header =
       R"({"b": {"dtype": "BOOL", "shape": [3], "data_offsets": [8, 11]}, "a": {"dtype": "F32", "shape": [2], )"
       R"("data_offsets": [0, 8]}, "__metadata__": {"note": "hi"}}    )";
-  const SafetensorsFile f = parse_safetensors(file_bytes(header, float_bytes({3, 4}) + std::string("\1\0\1", 3)), "x");
+  const SafetensorsFile f =
+      parse_safetensors(file_bytes(header, float_bytes({3, 4}) + std::string("\1\0\1", 3)), "x");
   BOOST_TEST(f.tensors.size() == 2u);
   BOOST_TEST(f.tensors[0].first == "a");  // in data order
   expect_equal(*f.find("a"), {3, 4});
@@ -84,10 +87,14 @@ BOOST_AUTO_TEST_CASE(round_trip_of_every_dtype_through_a_file) {
   std::filesystem::remove(path);
   expect_error<Error>([] { load_safetensors("/nonexistent/model.safetensors"); },
                       "load_safetensors: /nonexistent/model.safetensors: cannot open the file");
-  expect_error_containing<Error>([] { save_safetensors("/nonexistent/dir/x.safetensors", {}); },
-                                 "write /nonexistent/dir/x.safetensors: cannot create /nonexistent/dir/x.safetensors.tmp");
-  expect_error<ValueError>([] { serialize_safetensors({{"a", Tensor::zeros({1})}, {"a", Tensor::zeros({1})}}); },
-                           "save_safetensors: the name 'a' is used twice");
+  expect_error_containing<Error>(
+      [] { save_safetensors("/nonexistent/dir/x.safetensors", {}); },
+      "write /nonexistent/dir/x.safetensors: cannot create /nonexistent/dir/x.safetensors.tmp");
+  expect_error<ValueError>(
+      [] {
+        serialize_safetensors({{"a", Tensor::zeros({1})}, {"a", Tensor::zeros({1})}});
+      },
+      "save_safetensors: the name 'a' is used twice");
 }
 
 BOOST_AUTO_TEST_CASE(every_kind_of_bad_file_is_refused_with_a_reason) {
@@ -118,28 +125,36 @@ BOOST_AUTO_TEST_CASE(every_kind_of_bad_file_is_refused_with_a_reason) {
                   "tensor 'a': data_offsets end before they begin");
   expect_rejected(file_bytes(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", data),
                   "tensor 'a' starts at byte 4 of the data, expected 0 (a gap)");
-  expect_rejected(file_bytes("{" + ok_tensor + R"(, "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", data),
-                  "tensor 'b' starts at byte 4 of the data, expected 8 (it overlaps the previous one)");
-  expect_rejected(file_bytes("{" + ok_tensor + "}", data + "xx"), "the tensors cover 8 bytes of data but the file holds 10");
+  expect_rejected(
+      file_bytes("{" + ok_tensor + R"(, "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", data),
+      "tensor 'b' starts at byte 4 of the data, expected 8 (it overlaps the previous one)");
+  expect_rejected(file_bytes("{" + ok_tensor + "}", data + "xx"),
+                  "the tensors cover 8 bytes of data but the file holds 10");
   expect_rejected(file_bytes("{" + ok_tensor + ", " + ok_tensor + "}", data), "the header names 'a' twice");
-  expect_rejected(file_bytes(R"({"__metadata__": {"k": 1}})", ""), "__metadata__ value for 'k' is not a string");
+  expect_rejected(file_bytes(R"({"__metadata__": {"k": 1}})", ""),
+                  "__metadata__ value for 'k' is not a string");
   expect_rejected(file_bytes(R"({"a": {"dtype": "BOOL", "shape": [1], "data_offsets": [0, 1]}})", "\x02"),
                   "tensor 'a': BOOL byte 2 is not 0 or 1");
-  expect_rejected(file_bytes(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8], "x": 1}})", data),
-                  "tensor 'a': unknown field 'x'");
-  expect_rejected(file_bytes(R"({"a": {"dtype": "F32", "shape": [1,1,1,1,1,1,1,1,2], "data_offsets": [0, 8]}})", data),
-                  "tensor 'a': 9 dimensions; minigrad supports at most 8");
-  expect_rejected(file_bytes(R"({"a": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 8]}})", data),
-                  "tensor 'a': its shape overflows");
+  expect_rejected(
+      file_bytes(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8], "x": 1}})", data),
+      "tensor 'a': unknown field 'x'");
+  expect_rejected(
+      file_bytes(R"({"a": {"dtype": "F32", "shape": [1,1,1,1,1,1,1,1,2], "data_offsets": [0, 8]}})", data),
+      "tensor 'a': 9 dimensions; minigrad supports at most 8");
+  expect_rejected(
+      file_bytes(R"({"a": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 8]}})",
+                 data),
+      "tensor 'a': its shape overflows");
 }
 
 BOOST_AUTO_TEST_CASE(thousands_of_mutated_files_are_refused_or_read_never_crash) {
   // Valid files, damaged at random the ways real files get damaged: truncated, bytes flipped, the length
   // replaced by nonsense, the JSON broken. Each must either load as a consistent file or be refused with
   // an error naming the file. Under AddressSanitizer this is also a memory-safety test.
-  const std::string valid = serialize_safetensors(
-      {{"w", Tensor::normal({3, 4})}, {"ids", Tensor::arange(5)}, {"m", Tensor::from_values({1, 0, 1}, {3}, DType::Bool)}},
-      {{"epoch", "3"}});
+  const std::string valid = serialize_safetensors({{"w", Tensor::normal({3, 4})},
+                                                   {"ids", Tensor::arange(5)},
+                                                   {"m", Tensor::from_values({1, 0, 1}, {3}, DType::Bool)}},
+                                                  {{"epoch", "3"}});
   uint64_t header_bytes;
   std::memcpy(&header_bytes, valid.data(), 8);
   Generator g(2024);
@@ -172,7 +187,8 @@ BOOST_AUTO_TEST_CASE(thousands_of_mutated_files_are_refused_or_read_never_crash)
       const SafetensorsFile f = parse_safetensors(bytes, "mutant.safetensors");
       ++loaded;
       size_t total = 0;
-      for (const auto& [name, t] : f.tensors) total += static_cast<size_t>(t.numel()) * element_size(t.dtype());
+      for (const auto& [name, t] : f.tensors)
+        total += static_cast<size_t>(t.numel()) * element_size(t.dtype());
       BOOST_REQUIRE(total <= bytes.size());
     } catch (const Error& e) {
       ++refused;

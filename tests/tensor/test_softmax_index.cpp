@@ -9,10 +9,12 @@ BOOST_AUTO_TEST_SUITE(softmax_and_index)
 
 BOOST_AUTO_TEST_CASE(softmax_values) {
   const Tensor x = Tensor::from_values({1, 2, 3, 0, 0, 0}, {2, 3}, DType::Float64);
-  expect_close(softmax(x, 1), {0.09003057317038046, 0.24472847105479767, 0.6652409557748219, 1.0 / 3, 1.0 / 3, 1.0 / 3},
+  expect_close(softmax(x, 1),
+               {0.09003057317038046, 0.24472847105479767, 0.6652409557748219, 1.0 / 3, 1.0 / 3, 1.0 / 3},
                1e-15);
-  expect_close(log_softmax(x, -1), {-2.40760596444438, -1.40760596444438, -0.40760596444438, -std::log(3.0),
-                                    -std::log(3.0), -std::log(3.0)},
+  expect_close(log_softmax(x, -1),
+               {-2.40760596444438, -1.40760596444438, -0.40760596444438, -std::log(3.0), -std::log(3.0),
+                -std::log(3.0)},
                1e-13);
   // Along dim 0 each column sums to one.
   expect_close(sum(softmax(x, 0), {0}), {1, 1, 1}, 1e-15);
@@ -46,8 +48,11 @@ BOOST_AUTO_TEST_CASE(index_select_gathers_along_any_dim) {
                            "index_select: index 4 is out of range for dimension 0 of size 4");
   expect_error<DTypeError>([&] { index_select(table, 0, Tensor::zeros({1})); },
                            "index_select: the index must be int64, got float32");
-  expect_error<ShapeError>([&] { index_select(table, 0, Tensor::arange(4).reshape({2, 2})); },
-                           "index_select: the index must be 1-D, got shape [2,2]");
+  expect_error<ShapeError>(
+      [&] {
+        index_select(table, 0, Tensor::arange(4).reshape({2, 2}));
+      },
+      "index_select: the index must be 1-D, got shape [2,2]");
 }
 
 BOOST_AUTO_TEST_CASE(index_add_sums_repeated_indices) {
@@ -56,9 +61,10 @@ BOOST_AUTO_TEST_CASE(index_add_sums_repeated_indices) {
   const Tensor out = index_add(base, 0, Tensor::from_vector<int64_t>({2, 0, 2}, {3}), src);
   expect_equal(out, {3, 4, 0, 0, 6, 8});
   expect_equal(base, {0, 0, 0, 0, 0, 0});
-  expect_error<ShapeError>([&] { index_add(base, 0, Tensor::from_vector<int64_t>({0}, {1}), src); },
-                           "index_add: source of shape [3,2] does not match [1,2] (x's shape with the index's length "
-                           "at dim 0)");
+  expect_error<ShapeError>(
+      [&] { index_add(base, 0, Tensor::from_vector<int64_t>({0}, {1}), src); },
+      "index_add: source of shape [3,2] does not match [1,2] (x's shape with the index's length "
+      "at dim 0)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

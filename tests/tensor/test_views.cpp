@@ -12,17 +12,26 @@ BOOST_AUTO_TEST_CASE(reshape_of_a_contiguous_tensor_is_a_view) {
   BOOST_TEST(y.shares_storage_with(x));
   y.fill_(1);  // writes through the view
   expect_equal(x, {1, 1, 1, 1, 1, 1});
-  expect_error<ShapeError>([&] { x.reshape({4, -1}); }, "reshape: shape [4,-1] is invalid for input of shape [6]");
-  expect_error<ShapeError>([&] { x.reshape({-1, -1}); }, "reshape: only one dimension can be -1, got [-1,-1]");
+  expect_error<ShapeError>(
+      [&] {
+        x.reshape({4, -1});
+      },
+      "reshape: shape [4,-1] is invalid for input of shape [6]");
+  expect_error<ShapeError>(
+      [&] {
+        x.reshape({-1, -1});
+      },
+      "reshape: only one dimension can be -1, got [-1,-1]");
   expect_error<ShapeError>([&] { x.reshape({5}); },
                            "reshape: shape [5] is invalid for input of shape [6] (5 != 6 elements)");
 }
 
 BOOST_AUTO_TEST_CASE(view_refuses_what_needs_a_copy_and_reshape_copies) {
   const Tensor x = Tensor::arange(0, 6, 1, DType::Float32).reshape({2, 3}).t();  // [3,2], strides [1,3]
-  expect_error<ShapeError>([&] { x.view({6}); },
-                           "view: a tensor of shape [3,2] with strides [1,3] cannot be viewed as [6] without a copy; "
-                           "use reshape()");
+  expect_error<ShapeError>(
+      [&] { x.view({6}); },
+      "view: a tensor of shape [3,2] with strides [1,3] cannot be viewed as [6] without a copy; "
+      "use reshape()");
   const Tensor flat = x.reshape({6});
   BOOST_TEST(!flat.shares_storage_with(x));
   expect_equal(flat, {0, 3, 1, 4, 2, 5});
@@ -50,8 +59,13 @@ BOOST_AUTO_TEST_CASE(transpose_and_permute_reorder_dimensions) {
   BOOST_TEST(!p.is_contiguous());
   BOOST_TEST(x.transpose(-1, 0).at({3, 2, 1}) == x.at({1, 2, 3}));
   expect_error<ShapeError>([&] { x.permute({0, 0, 1}); }, "permute: dims [0,0,1] repeat dimension 0");
-  expect_error<ShapeError>([&] { x.permute({0, 1}); }, "permute: dims [0,1] do not match a tensor of shape [2,3,4]");
-  expect_error<ShapeError>([&] { x.transpose(0, 3); }, "transpose: dim 3 is out of range for a tensor of rank 3");
+  expect_error<ShapeError>(
+      [&] {
+        x.permute({0, 1});
+      },
+      "permute: dims [0,1] do not match a tensor of shape [2,3,4]");
+  expect_error<ShapeError>([&] { x.transpose(0, 3); },
+                           "transpose: dim 3 is out of range for a tensor of rank 3");
   expect_error<ShapeError>([&] { x.t(); }, "t: expects a 2-D tensor, got shape [2,3,4]");
 }
 
@@ -74,7 +88,8 @@ BOOST_AUTO_TEST_CASE(select_unsqueeze_squeeze_expand) {
   BOOST_TEST(m.unsqueeze(-1).shape() == (Shape{2, 3, 1}));
   BOOST_TEST(m.unsqueeze(0).squeeze(0).shape() == (Shape{2, 3}));
   expect_error<ShapeError>([&] { m.squeeze(0); }, "squeeze: dimension 0 of shape [2,3] is not 1");
-  expect_error<IndexError>([&] { m.select(0, 2); }, "select: index 2 is out of range for dimension 0 of shape [2,3]");
+  expect_error<IndexError>([&] { m.select(0, 2); },
+                           "select: index 2 is out of range for dimension 0 of shape [2,3]");
   const Tensor row = Tensor::from_values({1, 2, 3}, {1, 3});
   const Tensor e = row.expand({2, 2, 3});
   BOOST_TEST(e.strides() == (Shape{0, 0, 1}));
@@ -95,9 +110,16 @@ BOOST_AUTO_TEST_CASE(concat_joins_along_a_dimension) {
   const Tensor a = Tensor::from_values({1, 2, 3, 4}, {2, 2}), b = Tensor::from_values({5, 6}, {2, 1});
   expect_equal(concat({a, b}, 1), {1, 2, 5, 3, 4, 6});
   expect_equal(concat({a, a.slice(0, 0, 1)}, 0), {1, 2, 3, 4, 1, 2});
-  expect_error<ShapeError>([&] { concat({a, b}, 0); }, "concat: shapes [2,2] and [2,1] differ outside dimension 0");
-  expect_error<DTypeError>([&] { concat({a, a.to(DType::Float64)}, 0); },
-                           "concat: tensor 1 is float64, tensor 0 is float32");
+  expect_error<ShapeError>(
+      [&] {
+        concat({a, b}, 0);
+      },
+      "concat: shapes [2,2] and [2,1] differ outside dimension 0");
+  expect_error<DTypeError>(
+      [&] {
+        concat({a, a.to(DType::Float64)}, 0);
+      },
+      "concat: tensor 1 is float64, tensor 0 is float32");
   expect_error<ValueError>([] { concat(std::vector<Tensor>{}, 0); }, "concat: needs at least one tensor");
 }
 
@@ -119,7 +141,11 @@ BOOST_AUTO_TEST_CASE(in_place_ops_write_through_views_and_bump_the_version) {
   BOOST_TEST(x.version() == v0 + 5);
   expect_error<ShapeError>([&] { x.copy_(Tensor::zeros({4})); },
                            "copy_: shapes [4] and [2,3] cannot be broadcast together (4 vs 3 at dim -1)");
-  expect_error<ShapeError>([&] { x.add_(Tensor::zeros({3, 2, 3})); }, "add_: shape [3,2,3] does not broadcast to [2,3]");
+  expect_error<ShapeError>(
+      [&] {
+        x.add_(Tensor::zeros({3, 2, 3}));
+      },
+      "add_: shape [3,2,3] does not broadcast to [2,3]");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

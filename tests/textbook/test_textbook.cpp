@@ -16,7 +16,8 @@ BOOST_AUTO_TEST_CASE(positions_2_and_10_at_d_model_512) {
   const Tensor book = textbook::book_positional_encoding(11, 512);
   // The book prints 0.8600013; the published formula gives 0.7225.
   BOOST_TEST(std::abs(textbook::cosine_similarity(book.select(0, 2), book.select(0, 10)) - 0.8600013) < 5e-8);
-  BOOST_TEST(std::abs(textbook::cosine_similarity(standard.select(0, 2), standard.select(0, 10)) - 0.72252008) < 1e-8);
+  BOOST_TEST(std::abs(textbook::cosine_similarity(standard.select(0, 2), standard.select(0, 10)) -
+                      0.72252008) < 1e-8);
   // Both agree on the first pair of columns (j = 0) and part company after.
   BOOST_TEST(book.at({2, 0}) == std::sin(2.0));
   BOOST_TEST(standard.at({2, 0}) == std::sin(2.0));
@@ -50,17 +51,25 @@ BOOST_AUTO_TEST_CASE(pictures_are_valid_pngs_of_the_requested_size) {
   BOOST_TEST(plot::png_size(lines).first == 640);
   BOOST_TEST(plot::png_size(lines).second == 480);
   plot::heatmap(heat, nn::PositionalEncoding::sinusoids(10, 8),
-                {.title = "P", .x_label = "Column", .y_label = "Row", .colorbar_label = "value", .width = 500, .height = 400});
+                {.title = "P",
+                 .x_label = "Column",
+                 .y_label = "Row",
+                 .colorbar_label = "value",
+                 .width = 500,
+                 .height = 400});
   BOOST_TEST(plot::png_size(heat).first == 500);
   BOOST_TEST(plot::png_size(heat).second == 400);
-  BOOST_TEST(fs::file_size(heat) > 2000u);  // an image, not an empty canvas
+  BOOST_TEST(fs::file_size(heat) > 2000u);     // an image, not an empty canvas
   BOOST_TEST(!fs::exists(heat + ".tmp.png"));  // written through a temporary name
   expect_error<Error>([&] { plot::png_size((dir / "missing.png").string()); },
                       "png_size: " + (dir / "missing.png").string() + " is not a PNG file");
   expect_error<ValueError>([&] { plot::heatmap(heat, Tensor::ones({3}), {}); },
                            "heatmap: needs a non-empty 2-D tensor, got shape [3]");
-  expect_error<ValueError>([&] { plot::line_plot(lines, {{"x", {1, 2}, {0, 1}}}, {.log_y = true}); },
-                           "line_plot: series 'x' has a non-positive value on a log axis");
+  expect_error<ValueError>(
+      [&] {
+        plot::line_plot(lines, {{"x", {1, 2}, {0, 1}}}, {.log_y = true});
+      },
+      "line_plot: series 'x' has a non-positive value on a log axis");
   fs::remove_all(dir);
 }
 
@@ -70,7 +79,8 @@ BOOST_AUTO_TEST_CASE(each_heatmap_cell_shows_its_own_value) {
   Tensor t = Tensor::zeros({3, 3});
   t.data_ptr<float>()[0] = 1;
   for (bool downward : {true, false}) {
-    const plot::HeatmapOptions options{.title = "one cell", .rows_downward = downward, .width = 600, .height = 500};
+    const plot::HeatmapOptions options{
+        .title = "one cell", .rows_downward = downward, .width = 600, .height = 500};
     const std::vector<unsigned char> rgb = plot::heatmap_pixels(t, options);
     BOOST_REQUIRE(rgb.size() == 600u * 500u * 3u);
     auto bright = [&](int x, int y) {  // the top of the colour map: yellow
@@ -81,7 +91,8 @@ BOOST_AUTO_TEST_CASE(each_heatmap_cell_shows_its_own_value) {
     int x0 = 600, x1 = -1, y0 = 500, y1 = -1;
     for (int y = 0; y < 500; ++y)
       for (int x = 0; x < 450; ++x)
-        if (bright(x, y)) x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+        if (bright(x, y))
+          x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
     BOOST_REQUIRE(x1 > x0);
     // The plot spans the viewport: 0.13·600 to 0.82·600 wide; the cell is a third of it.
     const double plot_width = (0.82 - 0.13) * 600;

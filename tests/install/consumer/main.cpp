@@ -17,9 +17,10 @@ int main() {
     w.data().add_(w.grad(), -0.5);
     b.data().add_(b.grad(), -0.5);
   }
-  const GradcheckResult check = gradcheck([](const std::vector<Variable>& in) { return tanh(matmul(in[0], in[1])); },
-                                          {Variable(Tensor::normal({2, 3}, 0, 1, DType::Float64), true),
-                                           Variable(Tensor::normal({3, 2}, 0, 1, DType::Float64), true)});
+  const GradcheckResult check =
+      gradcheck([](const std::vector<Variable>& in) { return tanh(matmul(in[0], in[1])); },
+                {Variable(Tensor::normal({2, 3}, 0, 1, DType::Float64), true),
+                 Variable(Tensor::normal({3, 2}, 0, 1, DType::Float64), true)});
   std::cout << "w = " << w.data().item() << ", b = " << b.data().item() << "; " << check.report() << "\n";
   const bool fitted = std::abs(w.data().item() - 2) < 1e-3 && std::abs(b.data().item() - 1) < 1e-3;
   return fitted && check.passed ? 0 : 1;
