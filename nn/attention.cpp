@@ -1,6 +1,7 @@
 #include "nn/attention.h"
 
 #include <cmath>
+#include <limits>
 
 #include "autograd/functions.h"
 #include "tensor/ops.h"
@@ -8,8 +9,9 @@
 namespace minigrad::nn {
 
 namespace {
-constexpr double kMaskedScore = -1e6;  // d2l's value: exp(-1e6 - max) is exactly 0
-}
+// A hidden key's score: its weight is exactly 0, and a row of them is softmax's "fully masked" row.
+constexpr double kMaskedScore = -std::numeric_limits<double>::infinity();
+}  // namespace
 
 Tensor AttentionMask::to_tensor(int64_t batch, int64_t n_q, int64_t n_k) const {
   Tensor hidden;  // bool, broadcastable to (B, n_q, n_k)
@@ -56,8 +58,8 @@ Variable masked_softmax(const Variable& scores, const AttentionMask& mask) {
   return softmax(masked_fill(scores, hidden.reshape(shape), kMaskedScore), -1);
 }
 
-DotProductAttention::DotProductAttention(double p) {
-  dropout = register_module("dropout", std::make_shared<Dropout>(p));
+DotProductAttention::DotProductAttention(double p, Generator* generator) {
+  dropout = register_module("dropout", std::make_shared<Dropout>(p, generator));
 }
 
 Variable DotProductAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
@@ -89,11 +91,15 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& opts) : 
   options.query_size = size_or_hiddens(opts.query_size);
   options.key_size = size_or_hiddens(opts.key_size);
   options.value_size = size_or_hiddens(opts.value_size);
-  attention = register_module("attention", std::make_shared<DotProductAttention>(opts.dropout));
-  W_q = register_module("W_q", std::make_shared<Linear>(options.query_size, opts.num_hiddens, opts.bias));
-  W_k = register_module("W_k", std::make_shared<Linear>(options.key_size, opts.num_hiddens, opts.bias));
-  W_v = register_module("W_v", std::make_shared<Linear>(options.value_size, opts.num_hiddens, opts.bias));
-  W_o = register_module("W_o", std::make_shared<Linear>(opts.num_hiddens, opts.num_hiddens, opts.bias));
+  attention =
+      register_module("attention", std::make_shared<DotProductAttention>(opts.dropout, opts.generator));
+  auto linear = [&](int64_t in) {
+    return std::make_shared<Linear>(in, opts.num_hiddens, opts.bias, opts.generator);
+  };
+  W_q = register_module("W_q", linear(options.query_size));
+  W_k = register_module("W_k", linear(options.key_size));
+  W_v = register_module("W_v", linear(options.value_size));
+  W_o = register_module("W_o", linear(opts.num_hiddens));
 }
 
 Variable MultiHeadAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,

@@ -8,8 +8,10 @@
 //   output  = dropout(weights)·V              (…, n_q, d_v)
 //
 // Masking hides keys from queries: padding at the end of a shorter sequence, or the future in a causal
-// model. Masked scores are set to -1e6 before the softmax, as d2l does, so their weights are 0 in float32
-// and a query with every key masked gets uniform weights rather than NaN.
+// model. Masked scores are set to -inf before the softmax, so their weights are exactly 0, and a query with
+// every key masked gets weights of 0 (it attends to nothing), softmax's convention for a fully masked row
+// (tensor/softmax.h). (d2l masks with -1e6 instead, which gives such a query uniform weights; PyTorch's
+// attention gives it NaN.)
 #pragma once
 
 #include "nn/dropout.h"
@@ -33,12 +35,12 @@ struct AttentionMask {
   Tensor to_tensor(int64_t batch, int64_t n_q, int64_t n_k) const;
 };
 
-// softmax over the last dim of scores (B, …, n_q, n_k) with hidden keys set to -1e6 first.
+// softmax over the last dim of scores (B, …, n_q, n_k) with hidden keys set to -inf first.
 Variable masked_softmax(const Variable& scores, const AttentionMask& mask);
 
 class DotProductAttention : public Module {
  public:
-  explicit DotProductAttention(double dropout = 0);
+  explicit DotProductAttention(double dropout = 0, Generator* generator = nullptr);
 
   // Q (B, …, n_q, d), K (B, …, n_k, d), V (B, …, n_k, d_v) -> (B, …, n_q, d_v)
   Variable forward(const Variable& queries, const Variable& keys, const Variable& values,
@@ -65,6 +67,8 @@ struct MultiHeadAttentionOptions {
   int64_t query_size = 0;
   int64_t key_size = 0;
   int64_t value_size = 0;
+  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
+  Generator* generator = nullptr;
 };
 
 // h heads, each attending in its own num_hiddens/h-wide subspace:

@@ -6,12 +6,12 @@
 
 namespace minigrad::nn {
 
-Dropout::Dropout(double p_) : p(p_) {
+Dropout::Dropout(double p_, Generator* generator_) : p(p_), generator(generator_) {
   if (!(p >= 0 && p <= 1)) throw ValueError("Dropout", "p must be in [0, 1], got " + std::to_string(p));
 }
 
 Variable Dropout::forward(const Variable& x) const {
-  return dropout(x, p, is_training());
+  return dropout(x, p, is_training(), generator);
 }
 
 std::string Dropout::extra_repr() const {

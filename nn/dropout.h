@@ -8,7 +8,8 @@ namespace minigrad::nn {
 
 class Dropout : public Module {
  public:
-  explicit Dropout(double p = 0.5);
+  // Masks are drawn from `generator` (not owned), or from this thread's default generator.
+  explicit Dropout(double p = 0.5, Generator* generator = nullptr);
 
   Variable forward(const Variable& x) const;
 
@@ -16,6 +17,7 @@ class Dropout : public Module {
   std::string extra_repr() const override;
 
   double p;
+  Generator* generator;
 };
 
 }  // namespace minigrad::nn

@@ -13,7 +13,8 @@ Embedding::Embedding(const EmbeddingOptions& opts) : options(opts) {
                                       " is outside the table of " + std::to_string(opts.num_embeddings) +
                                       " rows");
   }
-  Tensor table = Tensor::normal({opts.num_embeddings, opts.embedding_dim});
+  Tensor table =
+      Tensor::normal({opts.num_embeddings, opts.embedding_dim}, 0, 1, DType::Float32, opts.generator);
   if (opts.padding_idx >= 0) table.select(0, opts.padding_idx).zero_();
   weight = register_parameter("weight", table);
 }

@@ -14,13 +14,16 @@ struct EmbeddingOptions {
   int64_t num_embeddings = 0;
   int64_t embedding_dim = 0;
   int64_t padding_idx = -1;  // none
+  // Where the initial weights are drawn from; nullptr: this thread's default generator. Not owned.
+  Generator* generator = nullptr;
 };
 
 class Embedding : public Module {
  public:
   explicit Embedding(const EmbeddingOptions& options);
-  Embedding(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx = -1)
-      : Embedding(EmbeddingOptions{num_embeddings, embedding_dim, padding_idx}) {}
+  Embedding(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx = -1,
+            Generator* generator = nullptr)
+      : Embedding(EmbeddingOptions{num_embeddings, embedding_dim, padding_idx, generator}) {}
 
   // ids: any shape, int64 -> ids.shape + (embedding_dim)
   Variable forward(const Tensor& ids) const;

@@ -13,9 +13,12 @@ Linear::Linear(const LinearOptions& opts) : options(opts) {
                                    std::to_string(opts.out_features));
   }
   const double bound = 1.0 / std::sqrt(static_cast<double>(opts.in_features));
-  weight =
-      register_parameter("weight", Tensor::uniform({opts.out_features, opts.in_features}, -bound, bound));
-  if (opts.bias) bias = register_parameter("bias", Tensor::uniform({opts.out_features}, -bound, bound));
+  weight = register_parameter("weight", Tensor::uniform({opts.out_features, opts.in_features}, -bound, bound,
+                                                        DType::Float32, opts.generator));
+  if (opts.bias) {
+    bias = register_parameter(
+        "bias", Tensor::uniform({opts.out_features}, -bound, bound, DType::Float32, opts.generator));
+  }
 }
 
 Variable Linear::forward(const Variable& x) const {

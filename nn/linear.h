@@ -13,13 +13,15 @@ struct LinearOptions {
   int64_t in_features = 0;
   int64_t out_features = 0;
   bool bias = true;
+  // Where the initial weights are drawn from; nullptr: this thread's default generator. Not owned.
+  Generator* generator = nullptr;
 };
 
 class Linear : public Module {
  public:
   explicit Linear(const LinearOptions& options);
-  Linear(int64_t in_features, int64_t out_features, bool bias = true)
-      : Linear(LinearOptions{in_features, out_features, bias}) {}
+  Linear(int64_t in_features, int64_t out_features, bool bias = true, Generator* generator = nullptr)
+      : Linear(LinearOptions{in_features, out_features, bias, generator}) {}
 
   // x: (..., in_features) -> (..., out_features)
   Variable forward(const Variable& x) const;

@@ -24,9 +24,10 @@ Tensor PositionalEncoding::sinusoids(int64_t max_len, int64_t d, DType dtype) {
 }
 
 PositionalEncoding::PositionalEncoding(const PositionalEncodingOptions& opts) : options(opts) {
-  dropout = register_module("dropout", std::make_shared<Dropout>(opts.dropout));
+  dropout = register_module("dropout", std::make_shared<Dropout>(opts.dropout, opts.generator));
   if (opts.learnable) {
-    P = register_parameter("P", Tensor::normal({1, opts.max_len, opts.num_hiddens}, 0, 0.02));
+    P = register_parameter(
+        "P", Tensor::normal({1, opts.max_len, opts.num_hiddens}, 0, 0.02, DType::Float32, opts.generator));
   } else {
     P = register_buffer("P", sinusoids(opts.max_len, opts.num_hiddens, DType::Float32).unsqueeze(0));
   }

@@ -21,6 +21,8 @@ struct PositionalEncodingOptions {
   double dropout = 0;
   int64_t max_len = 1000;
   bool learnable = false;
+  // Draws dropout masks and the learnable table's initial values; nullptr: this thread's default. Not owned.
+  Generator* generator = nullptr;
 };
 
 class PositionalEncoding : public Module {

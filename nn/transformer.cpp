@@ -7,10 +7,11 @@
 
 namespace minigrad::nn {
 
-PositionWiseFFN::PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, Activation act)
+PositionWiseFFN::PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, Activation act,
+                                 Generator* generator)
     : activation(act) {
-  dense1 = register_module("dense1", std::make_shared<Linear>(num_hiddens, ffn_num_hiddens));
-  dense2 = register_module("dense2", std::make_shared<Linear>(ffn_num_hiddens, num_hiddens));
+  dense1 = register_module("dense1", std::make_shared<Linear>(num_hiddens, ffn_num_hiddens, true, generator));
+  dense2 = register_module("dense2", std::make_shared<Linear>(ffn_num_hiddens, num_hiddens, true, generator));
 }
 
 Variable PositionWiseFFN::forward(const Variable& x) const {
@@ -18,8 +19,8 @@ Variable PositionWiseFFN::forward(const Variable& x) const {
   return dense2->forward(activation == Activation::ReLU ? relu(hidden) : gelu(hidden));
 }
 
-AddNorm::AddNorm(int64_t normalized_size, double p) {
-  dropout = register_module("dropout", std::make_shared<Dropout>(p));
+AddNorm::AddNorm(int64_t normalized_size, double p, Generator* generator) {
+  dropout = register_module("dropout", std::make_shared<Dropout>(p, generator));
   ln = register_module("ln", std::make_shared<LayerNorm>(normalized_size));
 }
 
@@ -32,11 +33,14 @@ EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
                                                .num_hiddens = opts.num_hiddens,
                                                .num_heads = opts.num_heads,
                                                .dropout = opts.attention_dropout.value_or(opts.dropout),
-                                               .bias = opts.bias}));
-  addnorm1 = register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
-  ffn = register_module(
-      "ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens, opts.activation));
-  addnorm2 = register_module("addnorm2", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
+                                               .bias = opts.bias,
+                                               .generator = opts.generator}));
+  addnorm1 =
+      register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
+  ffn = register_module("ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens,
+                                                                 opts.activation, opts.generator));
+  addnorm2 =
+      register_module("addnorm2", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
 }
 
 Variable EncoderLayer::forward(const Variable& x, const AttentionMask& mask) {
@@ -51,14 +55,15 @@ Variable EncoderLayer::forward(const Variable& x, const AttentionMask& mask) {
 }
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
-  embedding = register_module(
-      "embedding", std::make_shared<Embedding>(opts.vocab_size, opts.num_hiddens, opts.padding_idx));
+  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, opts.num_hiddens,
+                                                                       opts.padding_idx, opts.generator));
   pos_encoding = register_module(
       "pos_encoding",
       std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = opts.num_hiddens,
                                                                      .dropout = opts.dropout,
                                                                      .max_len = opts.max_len,
-                                                                     .learnable = opts.learnable_positions}));
+                                                                     .learnable = opts.learnable_positions,
+                                                                     .generator = opts.generator}));
   layers = register_module("layers", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < opts.num_layers; ++i) {
     layer_list.push_back(layers->push_back(
@@ -69,7 +74,8 @@ TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : 
                                                            .attention_dropout = opts.attention_dropout,
                                                            .bias = opts.bias,
                                                            .norm_first = opts.norm_first,
-                                                           .activation = opts.activation})));
+                                                           .activation = opts.activation,
+                                                           .generator = opts.generator})));
   }
   if (opts.norm_first)
     final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));

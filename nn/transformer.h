@@ -25,7 +25,8 @@ enum class Activation { ReLU, GELU };
 //   (B, T, num_hiddens) -> (B, T, ffn_num_hiddens) -> (B, T, num_hiddens)
 class PositionWiseFFN : public Module {
  public:
-  PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, Activation activation = Activation::ReLU);
+  PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, Activation activation = Activation::ReLU,
+                  Generator* generator = nullptr);
 
   Variable forward(const Variable& x) const;
 
@@ -41,7 +42,7 @@ class PositionWiseFFN : public Module {
 // The residual connection followed by layer normalization: LN(dropout(Y) + X).
 class AddNorm : public Module {
  public:
-  AddNorm(int64_t normalized_size, double dropout);
+  AddNorm(int64_t normalized_size, double dropout, Generator* generator = nullptr);
 
   Variable forward(const Variable& x, const Variable& y) const;
 
@@ -62,6 +63,8 @@ struct EncoderLayerOptions {
   bool bias = false;        // in the attention projections, as d2l's use_bias
   bool norm_first = false;  // pre-norm instead of Vaswani's post-norm
   Activation activation = Activation::ReLU;
+  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
+  Generator* generator = nullptr;
 };
 
 // One encoder layer (d2l's TransformerEncoderBlock): multi-head self-attention and a position-wise FFN,
@@ -108,6 +111,8 @@ struct TransformerEncoderOptions {
   bool learnable_positions = false;
   int64_t padding_idx = -1;
   Activation activation = Activation::ReLU;
+  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
+  Generator* generator = nullptr;
 };
 
 class TransformerEncoder : public Module {

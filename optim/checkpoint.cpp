@@ -2,6 +2,8 @@
 
 #include <bit>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace minigrad::optim {
 
@@ -21,23 +23,37 @@ std::string list_names(const std::vector<std::string>& names) {
 
 }  // namespace
 
-void save_weights(const nn::Module& module, const std::string& path,
-                  const std::map<std::string, std::string>& metadata) {
+namespace {
+std::vector<std::pair<std::string, Tensor>> named_tensors(const nn::Module& module) {
   std::vector<std::pair<std::string, Tensor>> tensors;
   for (const auto& [name, p] : module.named_parameters()) tensors.emplace_back(name, p.data());
   for (const auto& [name, b] : module.named_buffers()) tensors.emplace_back(name, b.data());
-  save_safetensors(path, tensors, metadata);
+  return tensors;
+}
+}  // namespace
+
+void save_weights(const nn::Module& module, const std::string& path,
+                  const std::map<std::string, std::string>& metadata) {
+  save_safetensors(path, named_tensors(module), metadata);
+}
+
+std::string serialize_weights(const nn::Module& module, const std::map<std::string, std::string>& metadata) {
+  return serialize_safetensors(named_tensors(module), metadata);
 }
 
 void load_weights(nn::Module& module, const SafetensorsFile& file, const std::string& source) {
   std::vector<std::pair<std::string, Variable>> expected = module.named_parameters();
   for (auto& entry : module.named_buffers()) expected.push_back(entry);
 
+  // Indexed once: a file from elsewhere may hold many thousands of tensors.
+  std::unordered_map<std::string_view, const Tensor*> in_file;
+  for (const auto& [name, t] : file.tensors) in_file.emplace(name, &t);
   std::vector<std::string> missing, unexpected, mismatched;
-  std::set<std::string> known;
+  std::set<std::string, std::less<>> known;
   for (const auto& [name, v] : expected) {
     known.insert(name);
-    const Tensor* t = file.find(name);
+    const auto found = in_file.find(name);
+    const Tensor* t = found == in_file.end() ? nullptr : found->second;
     if (!t) {
       missing.push_back(name);
     } else if (t->shape() != v.shape() || is_floating(t->dtype()) != is_floating(v.dtype()) ||
@@ -59,7 +75,7 @@ void load_weights(nn::Module& module, const SafetensorsFile& file, const std::st
     throw Error("load_weights", source + ": " + problem);
   }
   NoGradGuard no_grad;
-  for (const auto& [name, v] : expected) v.data().copy_(*file.find(name));
+  for (const auto& [name, v] : expected) v.data().copy_(*in_file.at(name));
 }
 
 void load_weights(nn::Module& module, const std::string& path) {

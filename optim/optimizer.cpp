@@ -201,7 +201,7 @@ AdamW::AdamW(std::vector<Variable> parameters, const AdamWOptions& o)
 // ---------------------------------------------------------------------------------------------------
 // Gradient clipping
 
-double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm) {
+double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm, ClipGradNormOptions options) {
   if (!(max_norm > 0))
     throw ValueError("clip_grad_norm", "max_norm must be positive, got " + std::to_string(max_norm));
   double squares = 0;
@@ -215,6 +215,10 @@ double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm) 
     });
   }
   const double norm = std::sqrt(squares);
+  if (options.error_if_nonfinite && !std::isfinite(norm)) {
+    throw ValueError("clip_grad_norm", "the total norm of the gradients is " + std::to_string(norm) +
+                                           ": a gradient holds an inf or a NaN");
+  }
   const double scale = max_norm / (norm + 1e-6);
   if (std::isfinite(norm) && scale < 1) {
     for (const Variable& p : parameters) {

@@ -125,8 +125,13 @@ class AdamW : public Adam {
 
 // Scales all gradients together so that their joint L2 norm is at most max_norm, as PyTorch's
 // clip_grad_norm_: scale = max_norm / (norm + 1e-6), applied only when below 1. Returns the norm before
-// clipping. Parameters without a gradient are ignored. A non-finite norm (an inf or NaN gradient) is
-// returned with the gradients left as they are, so that the caller can see it and skip the step.
-double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm);
+// clipping. Parameters without a gradient are ignored. A non-finite norm (an inf or NaN gradient) leaves
+// the gradients as they are and is returned, so that the caller must look at it before stepping, or,
+// with error_if_nonfinite, throws (PyTorch's option of the same name).
+struct ClipGradNormOptions {
+  bool error_if_nonfinite = false;
+};
+double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm,
+                      ClipGradNormOptions options = {});
 
 }  // namespace minigrad::optim

@@ -34,7 +34,9 @@ uint64_t Generator::next_below(uint64_t n) {
 }
 
 Generator& default_generator() {
-  static Generator generator(0);
+  // One per thread: two threads that build or train models side by side neither race on it nor take
+  // each other's numbers, and each sees the sequence a single-threaded program would.
+  thread_local Generator generator(0);
   return generator;
 }
 

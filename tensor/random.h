@@ -1,6 +1,7 @@
 // One seedable source of random numbers for everything in minigrad: parameter initialisation, dropout
 // masks, data shuffling. The same seed gives the same numbers on every machine and with any thread count,
-// because every draw happens on the calling thread in a fixed order.
+// because every draw happens on the calling thread in a fixed order. A Generator is not synchronised:
+// use each from one thread at a time (the default generator is per thread, see below).
 //
 //   minigrad::manual_seed(42);
 //   Tensor w = Tensor::normal({3, 4});          // from the default generator
@@ -51,9 +52,11 @@ class Generator {
   State state_{};
 };
 
-// The generator used when none is passed.
+// The generator used when none is passed: one per thread, each seeded with 0 when the thread first uses
+// it. (PyTorch has one global generator behind a lock; per thread, a model trained in its own thread
+// gets the same numbers as when trained alone, whatever runs beside it.)
 Generator& default_generator();
-// Reseeds the default generator.
+// Reseeds this thread's default generator.
 void manual_seed(uint64_t seed);
 
 }  // namespace minigrad

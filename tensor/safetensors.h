@@ -7,11 +7,15 @@
 //              padded with spaces to a multiple of 8 bytes
 //   [rest]     the tensors' bytes, little-endian and row-major, at data_offsets from the start of this part
 //
-// A file from elsewhere is untrusted. load_safetensors validates it as the reference implementation
-// does: the header length within bounds and within the file, well-formed UTF-8 JSON starting with '{',
-// known dtypes, whole non-negative shapes, offsets that tile the data section exactly (no gaps, no
-// overlaps, nothing left over) and byte counts that match the shapes. Every rejection is a
-// minigrad::Error naming the file and the problem.
+// A file from elsewhere is untrusted. load_safetensors reads only regular files (not folders, FIFOs or
+// devices), and reads the 8-byte length and the header first, checking them against the file's size,
+// before it reads (only) the data the header declares. It validates what the reference implementation
+// does, and more: the header length within the format's limit (100 MB) and within the file, well-formed
+// UTF-8 JSON starting with '{', no key twice in any object and no nesting deeper than the format's,
+// known dtypes, whole non-negative shapes whose element, stride and byte counts fit in 64 bits, offsets
+// that tile the data section exactly (no gaps, no overlaps, nothing left over) and byte counts that
+// match the shapes. Parsing takes time linear in the header's size. Every rejection is a minigrad::Error
+// naming the file and the problem.
 #pragma once
 
 #include <map>
@@ -29,7 +33,7 @@ struct SafetensorsFile {
   std::vector<std::pair<std::string, Tensor>> tensors;
   std::map<std::string, std::string> metadata;
 
-  // The tensor called `name`, or nullptr.
+  // The tensor called `name`, or nullptr. A linear search: for many look-ups, index `tensors` first.
   const Tensor* find(std::string_view name) const;
 };
 

@@ -76,6 +76,20 @@ std::ostream& operator<<(std::ostream& os, const Shape& shape) {
   return os << shape.str();
 }
 
+int64_t checked_numel(std::string_view op, const Shape& shape, int64_t element_bytes) {
+  int64_t numel = 1, span = element_bytes;  // span: the product with zeros counted as ones, in bytes
+  bool has_zero = false;
+  for (int64_t size : shape) {
+    if (size < 0) throw ShapeError(op, "negative size in shape " + shape.str());
+    if (size == 0) {
+      has_zero = true;
+    } else if (__builtin_mul_overflow(span, size, &span) || __builtin_mul_overflow(numel, size, &numel)) {
+      throw ShapeError(op, "shape " + shape.str() + " is too large: its element count overflows 64 bits");
+    }
+  }
+  return has_zero ? 0 : numel;
+}
+
 Shape contiguous_strides(const Shape& shape) {
   Shape strides = Shape::filled(shape.rank(), 1);
   for (int i = shape.rank() - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];

@@ -61,6 +61,13 @@ std::ostream& operator<<(std::ostream& os, const Shape& shape);
 // Row-major strides, in elements, for a contiguous tensor of this shape.
 Shape contiguous_strides(const Shape& shape);
 
+// The number of elements of a tensor of this shape whose elements take `element_bytes` bytes each, after
+// checking that the shape can exist: no negative size, and neither the element count, nor any stride
+// (the product of the sizes with zeros counted as ones: [0, 2^62, 2^62] has no element but a stride of
+// 2^124), nor the byte count overflow. Throws ShapeError naming `op` and the shape otherwise. Every
+// tensor constructor checks its shape with this before it allocates.
+int64_t checked_numel(std::string_view op, const Shape& shape, int64_t element_bytes = 1);
+
 // NumPy broadcasting: align from the right; each pair of sizes must be equal or one of them 1.
 // Throws ShapeError naming `op` and both shapes.
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);

@@ -21,10 +21,16 @@ void softmax_row(const T* x, T* y, int64_t n, int64_t stride) {
   } else {
     for (int64_t i = 0; i < n; ++i) m = x[i * stride] > m ? x[i * stride] : m;
   }
-  if (m == kNegInf) {  // fully masked: see softmax.h
-    for (int64_t i = 0; i < n; ++i) y[i * stride] = kLog ? kNegInf : T(0);
+  if (m == kNegInf) {
+    // No value above -inf: the row is fully masked (see softmax.h), or holds NaNs, which the max skips
+    // (NaN > m is false). A NaN must come out as NaN: zeros would hide a model whose weights went bad.
+    bool has_nan = false;
+    for (int64_t i = 0; i < n; ++i) has_nan |= std::isnan(x[i * stride]);
+    const T fill = has_nan ? std::numeric_limits<T>::quiet_NaN() : (kLog ? kNegInf : T(0));
+    for (int64_t i = 0; i < n; ++i) y[i * stride] = fill;
     return;
   }
+  // A NaN elsewhere in the row makes its exp, the total, and so every output NaN.
   T total = 0;
   if (stride == 1) {
     // softmax keeps exp(x - m) in y for the final scaling; log-softmax only needs the sum.

@@ -2,9 +2,9 @@
 // exponentiating, so logits of ±1e4 give exact 0s and 1s instead of inf/inf = NaN.
 //
 // A row whose entries are all -inf (a fully masked row) has no maximum to subtract. minigrad defines
-// its softmax as all zeros (the row attends to nothing) and its log-softmax as all -inf (log 0), never
-// NaN. Masking with a large finite negative number instead, as the d2l book does with -1e6, gives a
-// uniform row, which is also finite.
+// its softmax as all zeros (the row attends to nothing) and its log-softmax as all -inf (log 0), not
+// NaN; attention's masked softmax (nn/attention.h) follows the same convention. A NaN anywhere in a row
+// makes the whole row NaN, as in PyTorch: a NaN is a bug upstream and must stay visible.
 #pragma once
 
 #include "tensor/tensor.h"

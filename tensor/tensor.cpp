@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <optional>
 
 #include "tensor/map.h"
@@ -25,10 +26,15 @@ void Tensor::check_defined(std::string_view op) const {
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
-  for (int64_t size : shape) {
-    if (size < 0) throw ShapeError("empty", "negative size in shape " + shape.str());
+  const int64_t numel = checked_numel("tensor", shape, static_cast<int64_t>(element_size(dtype)));
+  const size_t bytes = static_cast<size_t>(numel) * element_size(dtype);
+  std::shared_ptr<Storage> storage;
+  try {
+    storage = std::make_shared<Storage>(bytes);
+  } catch (const std::bad_alloc&) {
+    throw Error("tensor", "cannot allocate " + std::to_string(bytes) + " bytes for a " +
+                              std::string(dtype_name(dtype)) + " tensor of shape " + shape.str());
   }
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(shape.numel()) * element_size(dtype));
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
 
@@ -188,8 +194,8 @@ Shape infer_shape(std::string_view op, const Shape& from, Shape shape) {
       inferred = d;
     } else if (shape[d] < 0) {
       throw ShapeError(op, "invalid size in shape " + shape.str());
-    } else {
-      known *= shape[d];
+    } else if (__builtin_mul_overflow(known, shape[d], &known)) {
+      throw ShapeError(op, "shape " + shape.str() + " is too large: its element count overflows 64 bits");
     }
   }
   const int64_t numel = from.numel();
@@ -199,7 +205,7 @@ Shape infer_shape(std::string_view op, const Shape& from, Shape shape) {
     }
     shape[inferred] = numel / known;
   }
-  if (shape.numel() != numel) {
+  if (checked_numel(op, shape) != numel) {
     throw ShapeError(op, "shape " + shape.str() + " is invalid for input of shape " + from.str() + " (" +
                              std::to_string(shape.numel()) + " != " + std::to_string(numel) + " elements)");
   }
@@ -365,6 +371,7 @@ Tensor Tensor::expand(const Shape& target) const {
       throw ShapeError("expand", "cannot expand shape " + shape_.str() + " to " + target.str());
     }
   }
+  checked_numel("expand", shape);  // broadcast dimensions take no memory, but their count must fit
   return with_layout(shape, strides, offset_);
 }
 

@@ -1,6 +1,7 @@
 #include "examples/plot/plot.h"
 
 #include <plplot/plplot.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <fstream>
 
 #include "tensor/error.h"
+#include "tensor/file_io.h"
 
 namespace plot {
 
@@ -23,7 +25,10 @@ constexpr int kColours = sizeof(kPalette) / sizeof(kPalette[0]);
 // or, with an empty path, an RGB buffer in memory.
 class Figure {
  public:
-  Figure(const std::string& path, int width, int height) : path_(path), temporary_(path + ".tmp.png") {
+  Figure(const std::string& path, int width, int height)
+      : path_(path), temporary_(path + ".tmp-" + std::to_string(::getpid()) + ".png") {
+    // PLplot exits the process when it cannot open its file: find that out first, as an exception.
+    if (!path.empty()) minigrad::check_file_writable("plot", path);
     plgstrm(&previous_);
     plmkstrm(&stream_);
     if (path.empty()) {

@@ -10,12 +10,11 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "examples/sentiment/attention_plot.h"
 #include "examples/sentiment/training.h"
+#include "tensor/file_io.h"
 
 namespace {
 
@@ -34,19 +33,48 @@ void print_evaluation(const std::string& name, const Evaluation& e) {
               static_cast<long long>(e.count), e.loss, e.seconds);
 }
 
-int run_train(const Config& config, const std::string& data, const std::string& out_dir, bool evaluate_test,
-              int64_t max_steps, int64_t train_limit) {
+// What `train` was asked to do, beside the model's Config.
+struct TrainArgs {
+  std::string data = "data/aclImdb";
+  std::string out_dir = "out/sentiment";
+  bool evaluate_test = true;
+  int64_t max_steps = 0;
+  int64_t train_limit = -1;  // < 0: all
+  int64_t checkpoint_every = 0;
+};
+
+int run_train(const Config& config, const TrainArgs& args) {
   const auto start = std::chrono::steady_clock::now();
+  // Everything that can be checked is checked before the data is read: a run must not fail, or
+  // overwrite a model, after an hour of training for a reason it could have seen at the start.
+  config.check("train");
+  const FolderLock lock(args.out_dir);  // a second run into the same folder stops here
+  check_folder_writable("train --out", args.out_dir);
   manual_seed(config.seed);
-  LoadReport train_set = load_imdb_split(data, "train");
+  LoadReport train_set = load_imdb_split(args.data, "train");
   warn_skipped(train_set, "training files");
-  if (train_limit > 0 && train_limit < static_cast<int64_t>(train_set.reviews.size())) {
+  LoadReport test_set;
+  if (args.evaluate_test) {  // read now: a missing test split must not surface after training
+    test_set = load_imdb_split(args.data, "test");
+    warn_skipped(test_set, "test files");
+    if (test_set.reviews.empty())
+      throw Error("train", "no test reviews in " + args.data + "/test (or pass --no-eval)");
+  }
+  if (args.train_limit >= 0 && args.train_limit < static_cast<int64_t>(train_set.reviews.size())) {
     // A spread-out subset (both labels), for quick experiments.
     std::vector<Review> subset;
-    const size_t stride = train_set.reviews.size() / static_cast<size_t>(train_limit);
-    for (size_t i = 0; subset.size() < static_cast<size_t>(train_limit); i += stride)
-      subset.push_back(train_set.reviews[i]);
+    const double stride =
+        static_cast<double>(train_set.reviews.size()) / static_cast<double>(args.train_limit);
+    for (int64_t i = 0; i < args.train_limit; ++i) {
+      subset.push_back(train_set.reviews[static_cast<size_t>(static_cast<double>(i) * stride)]);
+    }
     train_set.reviews = std::move(subset);
+  }
+  if (train_set.reviews.empty()) {
+    throw Error("train", "no training reviews" +
+                             std::string(args.train_limit == 0 ? " (--train-limit 0)"
+                                                               : " in " + args.data + "/train") +
+                             ": nothing to train on, nothing written");
   }
   std::vector<std::vector<std::string>> tokenized;
   for (const Review& r : train_set.reviews) tokenized.push_back(tokenize(r.text));
@@ -58,13 +86,15 @@ int run_train(const Config& config, const std::string& data, const std::string& 
               static_cast<long long>(checkpoint.model->parameter_count()), num_threads());
   std::printf("config: %s\n", config.to_json().dump().c_str());
   std::fflush(stdout);
-  const TrainingLog log = train(checkpoint, examples, std::cout, isatty(STDOUT_FILENO) != 0, max_steps);
-  checkpoint.save(out_dir);
+  const TrainOptions options{.interactive = isatty(STDOUT_FILENO) != 0,
+                             .max_steps = args.max_steps,
+                             .checkpoint_every = args.checkpoint_every,
+                             .save = [&](int64_t) { checkpoint.save(args.out_dir); }};
+  const TrainingLog log = train(checkpoint, examples, std::cout, options);
+  checkpoint.save(args.out_dir);
   std::printf("trained in %.1f s; saved %s/{model.safetensors,config.json,vocab.json}\n", log.seconds,
-              out_dir.c_str());
-  if (evaluate_test) {
-    const LoadReport test_set = load_imdb_split(data, "test");
-    warn_skipped(test_set, "test files");
+              args.out_dir.c_str());
+  if (args.evaluate_test) {
     print_evaluation("IMDB test",
                      evaluate(*checkpoint.model, encode(test_set.reviews, vocabulary, config.max_len)));
   }
@@ -73,44 +103,43 @@ int run_train(const Config& config, const std::string& data, const std::string& 
   return 0;
 }
 
+// Evaluation over zero examples has no accuracy: an error, not a 0.
+Evaluation evaluate_nonempty(const Checkpoint& checkpoint, const LoadReport& set, const std::string& where) {
+  if (set.reviews.empty()) throw Error("eval", "no examples to evaluate in " + where);
+  return evaluate(*checkpoint.model, encode(set.reviews, checkpoint.vocabulary, checkpoint.config.max_len));
+}
+
 int run_eval(const std::string& model_dir, const std::string& data,
              const std::vector<std::string>& tsv_files) {
   const Checkpoint checkpoint = Checkpoint::load(model_dir);
   if (tsv_files.empty()) {
     const LoadReport test_set = load_imdb_split(data, "test");
     warn_skipped(test_set, "test files");
-    print_evaluation("IMDB test", evaluate(*checkpoint.model, encode(test_set.reviews, checkpoint.vocabulary,
-                                                                     checkpoint.config.max_len)));
+    print_evaluation("IMDB test", evaluate_nonempty(checkpoint, test_set, data + "/test"));
   }
   for (const std::string& file : tsv_files) {
     const LoadReport set = load_tsv(file);
     warn_skipped(set, "lines of " + file);
-    print_evaluation(
-        std::filesystem::path(file).filename().string(),
-        evaluate(*checkpoint.model, encode(set.reviews, checkpoint.vocabulary, checkpoint.config.max_len)));
+    print_evaluation(std::filesystem::path(file).filename().string(),
+                     evaluate_nonempty(checkpoint, set, file));
   }
   return 0;
 }
 
 int run_predict(const std::string& model_dir, std::string text, const std::string& file,
                 const std::string& heatmap, int64_t layer, int64_t head) {
-  if (!file.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Error("predict", "cannot open " + file);
-    std::stringstream s;
-    s << in.rdbuf();
-    text = s.str();
-  }
+  if (!heatmap.empty()) check_file_writable("predict --heatmap", heatmap);
+  if (!file.empty()) text = read_file("predict", file);
   if (text.empty()) throw Error("predict", "no text: give a review as an argument or with --file");
   const Checkpoint checkpoint = Checkpoint::load(model_dir);
-  const Prediction p = predict(checkpoint, text);
+  if (!heatmap.empty() && (layer < 0 || layer >= checkpoint.config.num_layers || head < 0 ||
+                           head >= checkpoint.config.num_heads)) {
+    throw Error("predict", "--layer must be below " + std::to_string(checkpoint.config.num_layers) +
+                               " and --head below " + std::to_string(checkpoint.config.num_heads));
+  }
+  const Prediction p = predict(checkpoint, valid_utf8(text));
   std::printf("%s (P(positive) = %.4f)\n", p.positive >= 0.5 ? "positive" : "negative", p.positive);
   if (!heatmap.empty()) {
-    const int64_t layers = static_cast<int64_t>(p.attention.size()), heads = p.attention[0].shape()[0];
-    if (layer < 0 || layer >= layers || head < 0 || head >= heads) {
-      throw Error("predict", "--layer must be below " + std::to_string(layers) + " and --head below " +
-                                 std::to_string(heads));
-    }
     write_attention_heatmap(
         heatmap, p.attention[static_cast<size_t>(layer)].select(0, head), p.tokens,
         "Attention weights, layer " + std::to_string(layer) + ", head " + std::to_string(head));
@@ -129,13 +158,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
 
   Config config;
-  std::string data = "data/aclImdb", out_dir = "out/sentiment";
+  TrainArgs args;
+  std::string data = "data/aclImdb";
   bool no_eval = false;
-  int64_t max_steps = 0, train_limit = 0;
   CLI::App* train = app.add_subcommand(
       "train", "Train on the IMDB training split, save a checkpoint, evaluate on the test split");
-  train->add_option("--data", data, "The aclImdb folder")->capture_default_str();
-  train->add_option("--out", out_dir, "Where to save the checkpoint")->capture_default_str();
+  train->add_option("--data", args.data, "The aclImdb folder")->capture_default_str();
+  train->add_option("--out", args.out_dir, "Where to save the checkpoint (a folder, replaced whole)")
+      ->capture_default_str();
   train->add_option("--epochs", config.epochs, "Passes over the training data")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
@@ -189,10 +219,14 @@ int main(int argc, char** argv) {
   train->add_option("--seed", config.seed, "Seed for initialisation, dropout and batch order")
       ->capture_default_str();
   train->add_flag("--no-eval", no_eval, "Skip the evaluation on the test split");
-  train->add_option("--max-steps", max_steps, "Stop after this many steps (quick checks)")
+  train->add_option("--max-steps", args.max_steps, "Stop after this many steps (quick checks)")
       ->check(CLI::Range(1, 100000000));
-  train->add_option("--train-limit", train_limit, "Train on this many reviews only (quick checks)")
-      ->check(CLI::Range(2, 100000000));
+  train->add_option("--train-limit", args.train_limit, "Train on this many reviews only (quick checks)")
+      ->check(CLI::Range(0, 100000000));
+  train
+      ->add_option("--checkpoint-every", args.checkpoint_every,
+                   "Also save the checkpoint after every this many steps (each save replaces --out whole)")
+      ->check(CLI::Range(1, 100000000));
 
   std::string model_dir = "out/sentiment";
   std::vector<std::string> tsv_files;
@@ -221,7 +255,8 @@ int main(int argc, char** argv) {
     if (*train) {
       if (config.num_hiddens % config.num_heads != 0)
         throw CLI::ValidationError("--heads", "must divide --hiddens");
-      return run_train(config, data, out_dir, !no_eval, max_steps, train_limit);
+      args.evaluate_test = !no_eval;
+      return run_train(config, args);
     }
     if (*eval) return run_eval(model_dir, data, tsv_files);
     return run_predict(model_dir, text, file, heatmap, layer, head);

@@ -1,6 +1,5 @@
 #include "examples/sentiment/model.h"
 
-#include <fstream>
 #include <functional>
 #include <sstream>
 
@@ -61,7 +60,38 @@ Config Config::from_json(const json& j, const std::string& source) {
   read("warmup", c.warmup);
   read("clip", c.clip);
   read("seed", c.seed);
+  c.check("config: " + source);
   return c;
+}
+
+void Config::check(const std::string& op) const {
+  auto in = [&](const char* name, double value, double low, double high) {
+    if (!(value >= low && value <= high)) {
+      std::ostringstream s;
+      s << name << " is " << value << ", outside [" << low << ", " << high << "]";
+      throw ValueError(op, s.str());
+    }
+  };
+  in("vocab_size", double(vocab_size), 2, 1e7);
+  in("min_freq", double(min_freq), 1, 1e6);
+  in("max_len", double(max_len), 2, 100000);
+  in("num_hiddens", double(num_hiddens), 2, 4096);
+  in("num_heads", double(num_heads), 1, 256);
+  in("ffn_num_hiddens", double(ffn_num_hiddens), 1, 65536);
+  in("num_layers", double(num_layers), 1, 64);
+  in("dropout", dropout, 0, 0.9);
+  in("attention_dropout", attention_dropout, 0, 0.9);
+  in("embedding_std", embedding_std, 1e-6, 100);
+  in("batch_size", double(batch_size), 1, 100000);
+  in("epochs", double(epochs), 1, 1000);
+  in("lr", lr, 1e-7, 10);
+  in("weight_decay", weight_decay, 0, 1);
+  in("warmup", warmup, 0, 0.9);
+  in("clip", clip, 1e-6, 1e6);
+  if (num_hiddens % num_heads != 0) {
+    throw ValueError(op, "num_heads (" + std::to_string(num_heads) + ") must divide num_hiddens (" +
+                             std::to_string(num_hiddens) + ")");
+  }
 }
 
 std::string Config::architecture() const {
@@ -102,17 +132,9 @@ Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths) {
 
 namespace {
 
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error("checkpoint", "cannot open " + file.string());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 json parse_json(const std::filesystem::path& file) {
   try {
-    return json::parse(read_text(file));
+    return json::parse(read_file("checkpoint", file.string()));
   } catch (const json::exception& e) {
     throw Error("checkpoint", file.string() + " is not valid JSON: " + e.what());
   }
@@ -130,11 +152,19 @@ std::string fingerprint(const Vocabulary& v) {
 }  // namespace
 
 void Checkpoint::save(const std::filesystem::path& dir) const {
-  std::filesystem::create_directories(dir);
-  write_file_atomically((dir / "config.json").string(), config.to_json().dump(2) + "\n");
-  write_file_atomically((dir / "vocab.json").string(), json(vocabulary.tokens()).dump() + "\n");
-  optim::save_weights(*model, (dir / "model.safetensors").string(),
-                      {{"architecture", config.architecture()}, {"vocabulary", fingerprint(vocabulary)}});
+  // Everything that can fail for a reason of the data's own (JSON refuses a token that is not UTF-8)
+  // happens here, in memory, before the old checkpoint is touched; then the folder is replaced whole.
+  std::vector<FolderFile> files;
+  try {
+    files.emplace_back("config.json", config.to_json().dump(2) + "\n");
+    files.emplace_back("vocab.json", json(vocabulary.tokens()).dump() + "\n");
+  } catch (const json::exception& e) {
+    throw Error("checkpoint", "cannot save " + dir.string() + ": " + e.what());
+  }
+  files.emplace_back("model.safetensors",
+                     optim::serialize_weights(*model, {{"architecture", config.architecture()},
+                                                       {"vocabulary", fingerprint(vocabulary)}}));
+  write_folder_atomically(dir.string(), files);
 }
 
 Checkpoint Checkpoint::load(const std::filesystem::path& dir) {

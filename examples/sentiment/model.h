@@ -43,8 +43,10 @@ struct Config {
   uint64_t seed = 0;
 
   nlohmann::json to_json() const;
-  // Throws naming `source` if a field is missing or of the wrong type.
+  // Throws naming `source` if a field is missing, of the wrong type or out of range.
   static Config from_json(const nlohmann::json& j, const std::string& source);
+  // Throws an Error from `op` naming the first field outside its range (the ranges `train --help` lists).
+  void check(const std::string& op) const;
   // The fields that shape the model's tensors, as text: two checkpoints load into each other's models
   // exactly when these agree.
   std::string architecture() const;

@@ -1,11 +1,11 @@
 #include "examples/sentiment/text.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "tensor/error.h"
+#include "tensor/file_io.h"
 
 namespace sentiment {
 
@@ -15,9 +15,56 @@ bool is_word_byte(unsigned char c) {
   return std::isalnum(c) || c >= 0x80;
 }
 
+// The length of the well-formed UTF-8 sequence at the start of `s`, or 0 if it does not start with one.
+size_t utf8_sequence_length(std::string_view s) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char b0 = byte(0);
+  if (b0 < 0x80) return 1;
+  // The allowed range of the second byte, which is where overlong forms, surrogates and values above
+  // U+10FFFF are ruled out (RFC 3629, table 3-7 of the Unicode standard).
+  size_t length;
+  unsigned char low = 0x80, high = 0xBF;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    length = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    length = 3;
+    if (b0 == 0xE0) low = 0xA0;
+    if (b0 == 0xED) high = 0x9F;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    length = 4;
+    if (b0 == 0xF0) low = 0x90;
+    if (b0 == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (s.size() < length || byte(1) < low || byte(1) > high) return 0;
+  for (size_t i = 2; i < length; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  }
+  return length;
+}
+
 }  // namespace
 
-std::vector<std::string> tokenize(std::string_view text) {
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8_sequence_length(text.substr(i));
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD for one bad byte
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> tokenize(std::string_view raw) {
+  const std::string valid = valid_utf8(raw);
+  const std::string_view text = valid;
   std::vector<std::string> tokens;
   std::string word;
   auto flush = [&] {
@@ -85,6 +132,9 @@ int64_t Vocabulary::id(const std::string& token) const {
 
 namespace {
 
+// The longest review file read: IMDB's longest is 14 kB; anything near this is not a review.
+constexpr uint64_t kMaxReviewBytes = uint64_t{64} << 20;
+
 void skip(LoadReport& report, const std::string& what) {
   if (report.skipped_examples.size() < 5) report.skipped_examples.push_back(what);
   ++report.skipped;
@@ -109,22 +159,25 @@ LoadReport load_imdb_split(const std::filesystem::path& root, const std::string&
     }
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {
-      std::ifstream in(file, std::ios::binary);
-      std::stringstream text;
-      text << in.rdbuf();
-      if (!in || text.str().empty()) {
-        skip(report, file.string() + (in ? " (empty)" : " (unreadable)"));
+      std::string text;
+      try {
+        text = minigrad::read_file("load_imdb", file.string(), kMaxReviewBytes);
+      } catch (const minigrad::Error& e) {
+        skip(report, e.detail());  // names the file and why: a folder, unreadable, too large
         continue;
       }
-      report.reviews.push_back({text.str(), label});
+      if (text.empty()) {
+        skip(report, file.string() + " (empty)");
+        continue;
+      }
+      report.reviews.push_back({valid_utf8(text), label});
     }
   }
   return report;
 }
 
 LoadReport load_tsv(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw minigrad::Error("load_tsv", "cannot open " + file.string());
+  std::istringstream in(minigrad::read_file("load_tsv", file.string()));
   LoadReport report;
   std::string line;
   int64_t number = 0;
@@ -138,7 +191,7 @@ LoadReport load_tsv(const std::filesystem::path& file) {
       skip(report, file.string() + ":" + std::to_string(number) + " (not 'sentence<TAB>0|1')");
       continue;
     }
-    report.reviews.push_back({line.substr(0, tab), label == "1" ? 1 : 0});
+    report.reviews.push_back({valid_utf8(line.substr(0, tab)), label == "1" ? 1 : 0});
   }
   return report;
 }

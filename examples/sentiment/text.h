@@ -10,10 +10,18 @@
 
 namespace sentiment {
 
-// Splits a review into tokens:
+// `text` with every byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF) replaced by U+FFFD, the replacement character, as Python's
+// decode(errors="replace") does per byte. Reviews scraped from anywhere may hold Latin-1 or broken
+// bytes; after this every token is valid UTF-8, so the vocabulary can always be saved as JSON and read
+// back. Text that is already valid comes back unchanged.
+std::string valid_utf8(std::string_view text);
+
+// Splits a review into tokens (after valid_utf8):
 //   - ASCII letters are lowercased; "<br />" (IMDB's line breaks) counts as a space;
-//   - words are runs of letters, digits and non-ASCII bytes (so UTF-8 letters stay inside words, and a
-//     stray non-UTF-8 byte is just part of a word), with apostrophes inside a word kept: "didn't";
+//   - words are runs of letters, digits and non-ASCII characters (so UTF-8 letters stay inside words,
+//     and so does U+FFFD, which stands for a byte that was not UTF-8), with apostrophes inside a word
+//     kept: "didn't";
 //   - every other ASCII punctuation character is a token of its own: "great!!" -> "great", "!", "!".
 //   tokenize("Not bad.<br />I LOVED it!") == {"not", "bad", ".", "i", "loved", "it", "!"}
 std::vector<std::string> tokenize(std::string_view text);

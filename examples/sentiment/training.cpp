@@ -30,13 +30,18 @@ std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary
   return out;
 }
 
-Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>& indices) {
+Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>& indices, int64_t max_len) {
   const int64_t b = static_cast<int64_t>(indices.size());
   int64_t t = 1;
   for (size_t i : indices) t = std::max<int64_t>(t, static_cast<int64_t>(examples[i].ids.size()));
+  if (t > max_len) {
+    throw ValueError("make_batch", "an example has " + std::to_string(t) + " tokens, more than max_len " +
+                                       std::to_string(max_len));
+  }
   // Round the length up to a multiple of 16: batches then come in a few shapes, whose buffers the
   // allocator recycles, instead of a new shape (and fresh memory from the kernel) at almost every step.
-  t = (t + 15) / 16 * 16;
+  // Never past max_len, the length of the positional-encoding table.
+  t = std::min((t + 15) / 16 * 16, max_len);
   Batch batch{Tensor::zeros({b, t}, DType::Int64), Tensor::empty({b}, DType::Int64),
               Tensor::empty({b}, DType::Int64)};
   int64_t* tokens = batch.tokens.data_ptr<int64_t>();
@@ -116,7 +121,7 @@ Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples,
   double loss_sum = 0;
   int64_t correct = 0;
   for (const auto& indices : evaluation_batches(examples, batch_size)) {
-    const Batch batch = make_batch(examples, indices);
+    const Batch batch = make_batch(examples, indices, model.encoder->options.max_len);
     const Variable logits = model.forward(batch.tokens, batch.lengths);
     const int64_t n = batch.labels.numel();
     loss_sum += cross_entropy(logits, batch.labels).item() * static_cast<double>(n);
@@ -134,7 +139,7 @@ std::vector<double> positive_probabilities(SentimentModel& model, const std::vec
   model.eval();
   std::vector<double> out(examples.size());
   for (const auto& indices : evaluation_batches(examples, 256)) {
-    const Batch batch = make_batch(examples, indices);
+    const Batch batch = make_batch(examples, indices, model.encoder->options.max_len);
     const Tensor p = softmax(model.forward(batch.tokens, batch.lengths).data(), 1);  // (B, 2)
     for (size_t i = 0; i < indices.size(); ++i) out[indices[i]] = p.at({static_cast<int64_t>(i), 1});
   }
@@ -204,7 +209,9 @@ class Progress {
 }  // namespace
 
 TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
-                  bool interactive, int64_t max_steps) {
+                  const TrainOptions& options) {
+  if (examples.empty()) throw ValueError("train", "no examples to train on");
+  const int64_t max_steps = options.max_steps;
   const Config& c = checkpoint.config;
   SentimentModel& model = *checkpoint.model;
   const auto start = Clock::now();
@@ -217,7 +224,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
       {.peak_lr = c.lr,
        .warmup_steps = static_cast<int64_t>(c.warmup * static_cast<double>(total)),
        .total_steps = std::max<int64_t>(total, 1) + 1});
-  Progress progress(out, interactive, total);
+  Progress progress(out, options.interactive, total);
   TrainingLog log;
   int64_t step = 0;
   double tokens = 0;
@@ -227,15 +234,28 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
     int64_t seen = 0, correct = 0;
     for (const auto& indices : training_batches(examples, c.batch_size, order_generator)) {
       if (step >= total) break;
-      const Batch batch = make_batch(examples, indices);
+      const Batch batch = make_batch(examples, indices, c.max_len);
       optimizer.set_learning_rate(schedule.at(step));
       optimizer.zero_grad();
       const Variable logits = model.forward(batch.tokens, batch.lengths);
       const Variable loss = cross_entropy(logits, batch.labels);
       loss.backward();
-      optim::clip_grad_norm(optimizer.parameters(), c.clip);
+      const double norm = optim::clip_grad_norm(optimizer.parameters(), c.clip);
+      // A NaN or inf would poison every weight at the step: stop before it, with the last good
+      // checkpoint still in place.
+      if (!std::isfinite(loss.item()) || !std::isfinite(norm)) {
+        throw Error("train", "step " + std::to_string(step + 1) + ": the " +
+                                 (std::isfinite(loss.item()) ? "gradient norm" : "loss") + " is " +
+                                 std::to_string(std::isfinite(loss.item()) ? norm : loss.item()) +
+                                 "; stopping without taking the step (try a lower --lr)");
+      }
       optimizer.step();
       ++step;
+      if (options.checkpoint_every > 0 && step % options.checkpoint_every == 0 && options.save) {
+        model.eval();  // saved as it will be used; the weights are the same in either mode
+        options.save(step);
+        model.train();
+      }
       const int64_t n = batch.labels.numel();
       loss_sum += loss.item() * static_cast<double>(n);
       correct += count_correct(logits, batch.labels);

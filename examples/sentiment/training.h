@@ -1,6 +1,7 @@
 // Turning reviews into batches, training the classifier, and measuring it.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <vector>
 
@@ -21,12 +22,14 @@ std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary
 
 struct Batch {
   minigrad::Tensor tokens;   // (B, T) int64, padded with <pad> to the longest review, rounded up to 16
+                             // (or to max_len if that is less)
   minigrad::Tensor lengths;  // (B) int64: each review's valid length
   minigrad::Tensor labels;   // (B) int64
   int64_t token_count = 0;   // real (unpadded) tokens
 };
 
-Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>& indices);
+// Examples must have at most max_len tokens; the padded length never exceeds max_len.
+Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>& indices, int64_t max_len);
 
 // One epoch's batches: shuffled with the generator, then grouped so that each batch holds reviews of
 // similar length (sorted within windows of 50 batches; the batches are shuffled again afterwards).
@@ -65,10 +68,17 @@ struct TrainingLog {
   std::vector<double> epoch_accuracy;  // training accuracy of each epoch
 };
 
+struct TrainOptions {
+  bool interactive = false;      // a live progress bar, instead of a log line every few seconds
+  int64_t max_steps = 0;         // > 0: stop after this many steps (smoke tests)
+  int64_t checkpoint_every = 0;  // > 0: call `save` after every this many steps
+  std::function<void(int64_t step)> save{};
+};
+
 // Trains the checkpoint's model with AdamW, linear warm-up and cosine decay, gradient clipping and
-// dropout, as its config says. Progress goes to `out`: a live bar when `interactive`, otherwise a log line
-// every few seconds. max_steps > 0 stops early (for smoke tests).
+// dropout, as its config says. Progress goes to `out`. Throws, naming the step, if the loss or the
+// gradient norm is not finite (before that step changes any weight), or if there are no examples.
 TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
-                  bool interactive, int64_t max_steps = 0);
+                  const TrainOptions& options = {});
 
 }  // namespace sentiment

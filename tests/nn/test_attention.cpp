@@ -36,9 +36,9 @@ BOOST_AUTO_TEST_CASE(each_mask_kind_hides_the_right_keys) {
   // Combined: causal and a length of 2 for sequence 1.
   attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2}), .causal = true});
   expect_close(attention.attention_weights().select(0, 1).select(0, 2), {0.5, 0.5, 0});
-  // Every key hidden: uniform weights (d2l's -1e6 masking), finite.
+  // Every key hidden: weights of 0, softmax's convention for a fully masked row (not NaN, not uniform).
   attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({0, 3}, {2})});
-  expect_close(attention.attention_weights().select(0, 0).select(0, 0), {1.0 / 3, 1.0 / 3, 1.0 / 3});
+  expect_close(attention.attention_weights().select(0, 0).select(0, 0), {0, 0, 0});
   expect_error<ShapeError>(
       [&] {
         attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3}, {3})});

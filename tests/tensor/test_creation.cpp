@@ -84,7 +84,7 @@ BOOST_AUTO_TEST_CASE(conversions_between_dtypes) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_shapes_are_refused) {
-  expect_error<ShapeError>([] { Tensor::empty({2, -1}); }, "empty: negative size in shape [2,-1]");
+  expect_error<ShapeError>([] { Tensor::empty({2, -1}); }, "tensor: negative size in shape [2,-1]");
   expect_error<ShapeError>(
       [] {
         Tensor::zeros({1, 1, 1, 1, 1, 1, 1, 1, 1});

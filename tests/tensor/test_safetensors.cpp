@@ -85,11 +85,12 @@ BOOST_AUTO_TEST_CASE(round_trip_of_every_dtype_through_a_file) {
   BOOST_TEST(f.find("bool")->dtype() == DType::Bool);
   BOOST_TEST(f.find("empty")->shape() == (Shape{0, 3}));
   std::filesystem::remove(path);
-  expect_error<Error>([] { load_safetensors("/nonexistent/model.safetensors"); },
-                      "load_safetensors: /nonexistent/model.safetensors: cannot open the file");
+  expect_error<Error>(
+      [] { load_safetensors("/nonexistent/model.safetensors"); },
+      "load_safetensors: /nonexistent/model.safetensors: cannot open the file: No such file or directory");
   expect_error_containing<Error>(
       [] { save_safetensors("/nonexistent/dir/x.safetensors", {}); },
-      "write /nonexistent/dir/x.safetensors: cannot create /nonexistent/dir/x.safetensors.tmp");
+      "write /nonexistent/dir/x.safetensors: cannot create /nonexistent/dir/.x.safetensors.tmp-");
   expect_error<ValueError>(
       [] {
         serialize_safetensors({{"a", Tensor::zeros({1})}, {"a", Tensor::zeros({1})}});
@@ -130,7 +131,8 @@ BOOST_AUTO_TEST_CASE(every_kind_of_bad_file_is_refused_with_a_reason) {
       "tensor 'b' starts at byte 4 of the data, expected 8 (it overlaps the previous one)");
   expect_rejected(file_bytes("{" + ok_tensor + "}", data + "xx"),
                   "the tensors cover 8 bytes of data but the file holds 10");
-  expect_rejected(file_bytes("{" + ok_tensor + ", " + ok_tensor + "}", data), "the header names 'a' twice");
+  expect_rejected(file_bytes("{" + ok_tensor + ", " + ok_tensor + "}", data),
+                  "the key 'a' appears twice in one object");
   expect_rejected(file_bytes(R"({"__metadata__": {"k": 1}})", ""),
                   "__metadata__ value for 'k' is not a string");
   expect_rejected(file_bytes(R"({"a": {"dtype": "BOOL", "shape": [1], "data_offsets": [0, 1]}})", "\x02"),
@@ -144,7 +146,7 @@ BOOST_AUTO_TEST_CASE(every_kind_of_bad_file_is_refused_with_a_reason) {
   expect_rejected(
       file_bytes(R"({"a": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 8]}})",
                  data),
-      "tensor 'a': its shape overflows");
+      "tensor 'a': shape [4611686018427387904,4] is too large: its element count overflows 64 bits");
 }
 
 BOOST_AUTO_TEST_CASE(thousands_of_mutated_files_are_refused_or_read_never_crash) {
