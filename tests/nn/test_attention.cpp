@@ -46,6 +46,21 @@ BOOST_AUTO_TEST_CASE(each_mask_kind_hides_the_right_keys) {
       "attention mask: valid_lens must be (2) or (2, 3), got [3]");
 }
 
+BOOST_AUTO_TEST_CASE(a_nan_score_shows_in_attention_and_a_masked_one_does_not) {
+  // Softmax's conventions hold in attention: a NaN in a visible key's score makes that query's weights
+  // NaN; a NaN behind the mask changes nothing; a query with every key masked gets weights of 0.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Variable scores(Tensor::from_values({nan, 1, 2, 0, 0, nan, 3, 3, 3}, {1, 3, 3}, DType::Float64));
+  const Tensor weights =
+      nn::masked_softmax(scores, {.valid_lens = Tensor::from_vector<int64_t>({2}, {1})}).data();
+  const std::vector<double> w = weights.to_vector();
+  for (int i = 0; i < 3; ++i) BOOST_TEST(std::isnan(w[i]));  // row 0: a visible NaN
+  expect_close(weights.select(1, 1), {0.5, 0.5, 0}, 1e-15);  // row 1: its NaN is masked
+  const Tensor none =
+      nn::masked_softmax(scores, {.valid_lens = Tensor::from_vector<int64_t>({0}, {1})}).data();
+  expect_close(none.select(1, 2), {0, 0, 0}, 0);
+}
+
 BOOST_AUTO_TEST_CASE(cross_attention_takes_queries_keys_and_values_of_different_sizes) {
   MultiHeadAttention attention(
       {.num_hiddens = 8, .num_heads = 2, .query_size = 5, .key_size = 3, .value_size = 7});

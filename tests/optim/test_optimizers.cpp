@@ -122,6 +122,13 @@ BOOST_AUTO_TEST_CASE(clip_grad_norm_matches_pytorch) {
   b.set_grad(Tensor::from_values({INFINITY}, {1}, DType::Float64));
   BOOST_TEST(std::isinf(optim::clip_grad_norm({a, b}, 1)));
   expect_close(a.grad(), {1.4999998846153937, 1.9999998461538582}, 1e-15);
+  // ... or an error, when asked (PyTorch's error_if_nonfinite)
+  b.set_grad(Tensor::from_values({NAN}, {1}, DType::Float64));
+  expect_error<ValueError>(
+      [&] {
+        optim::clip_grad_norm({a, b}, 1, {.error_if_nonfinite = true});
+      },
+      "clip_grad_norm: the total norm of the gradients is nan: a gradient holds an inf or a NaN");
 }
 
 BOOST_AUTO_TEST_CASE(warmup_cosine_schedule) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "examples/sentiment/training.h"
+#include "tensor/file_io.h"
 #include "test_helpers.h"
 
 using namespace minigrad;
@@ -195,12 +196,7 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
 
   // A config or vocabulary that does not belong to the weights is refused, saying which.
   std::string json;
-  {
-    std::ifstream in(dir / "config.json");
-    std::stringstream s;
-    s << in.rdbuf();
-    json = s.str();
-  }
+  { json = read_file("test", (dir / "config.json").string()); }
   write(dir / "config.json", json.substr(0, json.find("\"num_hiddens\": 16")) + "\"num_hiddens\": 32" +
                                  json.substr(json.find("\"num_hiddens\": 16") + 17));
   expect_error_containing<Error>(
@@ -214,6 +210,142 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
                                  "model.safetensors was trained with a vocabulary of");
   fs::remove_all(dir);
   expect_error_containing<Error>([&] { Checkpoint::load(dir); }, "is not a folder");
+}
+
+namespace {
+
+// A small model and data it can learn, for the reliability tests below.
+struct SmallRun {
+  Config config;
+  std::vector<Review> reviews;
+  Vocabulary vocabulary{{"<pad>", "<unk>"}};
+  std::vector<Example> examples;
+
+  explicit SmallRun(std::vector<Review> texts, int64_t max_len = 32) : reviews(std::move(texts)) {
+    config.num_hiddens = 16;
+    config.num_heads = 2;
+    config.ffn_num_hiddens = 32;
+    config.max_len = max_len;
+    config.batch_size = 16;
+    config.epochs = 1;
+    std::vector<std::vector<std::string>> tokens;
+    for (const Review& r : reviews) tokens.push_back(tokenize(r.text));
+    vocabulary = Vocabulary::build(tokens, 100, 1);
+    examples = encode(reviews, vocabulary, config.max_len);
+  }
+  Checkpoint make() const {
+    return Checkpoint{config, vocabulary, std::make_shared<SentimentModel>(config, vocabulary.size())};
+  }
+};
+
+std::vector<Review> synthetic(int64_t n, uint64_t seed) {
+  Generator g(seed);
+  return synthetic_reviews(n, g);
+}
+
+struct SimulatedCrash : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(text_that_is_not_utf8_trains_and_its_vocabulary_saves_and_reloads) {
+  // Latin-1 and broken bytes in the training text used to make the vocabulary's JSON dump throw after
+  // config.json had already been replaced. Now they become U+FFFD where text is read.
+  std::vector<Review> reviews = synthetic(32, 1);
+  for (size_t i = 0; i < reviews.size(); ++i)
+    reviews[i].text += i % 2 ? " caf\xe9 \xff\xfe" : " na\xefve \xc3";
+  SmallRun run(reviews);
+  Checkpoint checkpoint = run.make();
+  std::ostringstream progress;
+  train(checkpoint, run.examples, progress, {.max_steps = 2});
+  const fs::path dir = fs::temp_directory_path() / ("sentiment_utf8_" + std::to_string(::getpid()));
+  checkpoint.save(dir);
+  const Checkpoint reloaded = Checkpoint::load(dir);
+  BOOST_TEST(reloaded.vocabulary.tokens() == checkpoint.vocabulary.tokens());
+  BOOST_TEST(reloaded.vocabulary.id("caf\xef\xbf\xbd") > Vocabulary::kUnk);  // "café" in Latin-1
+  fs::remove_all(dir);
+  // valid_utf8 keeps every well-formed sequence and replaces each bad byte.
+  BOOST_TEST(valid_utf8("Café ☕ 😀") == "Café ☕ 😀");
+  BOOST_TEST(valid_utf8("\xc0\xaf") == "\xef\xbf\xbd\xef\xbf\xbd");                  // overlong '/'
+  BOOST_TEST(valid_utf8("\xed\xa0\x80") == "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
+  BOOST_TEST(valid_utf8("\xf4\x90\x80\x80").size() == 12u);                          // above U+10FFFF
+  BOOST_TEST(valid_utf8("ab\xe2\x82") == "ab\xef\xbf\xbd\xef\xbf\xbd");              // cut short
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_save_at_any_step_leaves_the_old_checkpoint_loadable) {
+  SmallRun run(synthetic(32, 2));
+  const Checkpoint old_model = run.make();
+  const fs::path dir = fs::temp_directory_path() / ("sentiment_atomic_" + std::to_string(::getpid()));
+  old_model.save(dir);
+  const std::vector<double> old_p = positive_probabilities(*old_model.model, run.examples);
+  Checkpoint new_model = run.make();  // other initial weights: other predictions
+  const std::vector<double> new_p = positive_probabilities(*new_model.model, run.examples);
+  BOOST_REQUIRE(old_p != new_p);
+
+  std::vector<std::string> steps;
+  minigrad::testing::set_write_step_hook([&](std::string_view step) { steps.emplace_back(step); });
+  old_model.save(dir);
+  minigrad::testing::set_write_step_hook(nullptr);
+  BOOST_TEST(steps.size() >= 7u);  // create, 3 writes, fsync, swap, fsync parent, remove old
+  for (size_t k = 0; k < steps.size(); ++k) {
+    old_model.save(dir);
+    bool swapped = false;
+    for (size_t i = 0; i < k; ++i) swapped |= steps[i] == "swap";
+    size_t count = 0;  // (the hook is copied at each call: the count lives out here)
+    minigrad::testing::set_write_step_hook([&](std::string_view) {
+      if (count++ == k) throw SimulatedCrash(steps[k]);
+    });
+    BOOST_CHECK_THROW(new_model.save(dir), SimulatedCrash);
+    minigrad::testing::set_write_step_hook(nullptr);
+    const Checkpoint loaded = Checkpoint::load(dir);  // always a whole checkpoint
+    BOOST_TEST((positive_probabilities(*loaded.model, run.examples) == (swapped ? new_p : old_p)),
+               "after a failure at '" << steps[k] << "'");
+  }
+  for (const auto& entry : fs::directory_iterator(dir.parent_path())) {  // clean up what crashes left
+    if (entry.path().filename().string().rfind("." + dir.filename().string(), 0) == 0) fs::remove_all(entry);
+  }
+  fs::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(any_max_len_trains_and_zero_examples_is_an_error) {
+  // A max_len that is not a multiple of 16 used to pad batches past the positional-encoding table.
+  SmallRun run(synthetic(32, 3), /*max_len=*/20);
+  Checkpoint checkpoint = run.make();
+  const Batch batch = make_batch(run.examples, {0, 1, 2}, 20);
+  BOOST_TEST(batch.tokens.shape()[1] == 20);  // 19 or 20 tokens, not rounded up to 32
+  std::ostringstream progress;
+  const TrainingLog log = train(checkpoint, run.examples, progress, {.max_steps = 2});
+  BOOST_TEST(std::isfinite(log.epoch_loss.at(0)));
+  expect_error<ValueError>([&] { train(checkpoint, {}, progress); }, "train: no examples to train on");
+  expect_error<ValueError>([&] { make_batch(run.examples, {0}, 8); },
+                           "make_batch: an example has 20 tokens, more than max_len 8");
+}
+
+BOOST_AUTO_TEST_CASE(a_nan_loss_stops_training_before_the_step_and_names_it) {
+  SmallRun run(synthetic(64, 4));
+  Checkpoint checkpoint = run.make();
+  std::ostringstream progress;
+  train(checkpoint, run.examples, progress, {.max_steps = 1});
+  // Weights gone bad (as after a divergent step): the loss is NaN, and the weights must not change.
+  checkpoint.model->head->bias.data().fill_(std::numeric_limits<double>::quiet_NaN());
+  const Tensor before = checkpoint.model->head->weight.data().clone();
+  expect_error<Error>([&] { train(checkpoint, run.examples, progress); },
+                      "train: step 1: the loss is nan; stopping without taking the step (try a lower --lr)");
+  BOOST_TEST(eq(checkpoint.model->head->weight.data(), before).to_vector() ==
+             std::vector<double>(before.numel(), 1.0));
+  // A prediction from such a model is NaN, not a confident 0 or 1.
+  BOOST_TEST(std::isnan(positive_probabilities(*checkpoint.model, run.examples).at(0)));
+}
+
+BOOST_AUTO_TEST_CASE(checkpoints_are_saved_during_training_when_asked) {
+  SmallRun run(synthetic(64, 5));
+  Checkpoint checkpoint = run.make();
+  std::vector<int64_t> saved_at;
+  std::ostringstream progress;
+  train(checkpoint, run.examples, progress,
+        {.checkpoint_every = 2, .save = [&](int64_t step) { saved_at.push_back(step); }});
+  BOOST_TEST(saved_at == (std::vector<int64_t>{2, 4}));  // 64 reviews in batches of 16: 4 steps
 }
 
 BOOST_AUTO_TEST_SUITE_END()

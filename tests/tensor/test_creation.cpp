@@ -90,6 +90,34 @@ BOOST_AUTO_TEST_CASE(bad_shapes_are_refused) {
         Tensor::zeros({1, 1, 1, 1, 1, 1, 1, 1, 1});
       },
       "shape: tensors have at most 8 dimensions, got 9");
+  // Sizes whose product overflows 64 bits: refused, not a tensor with 0 bytes of storage that segfaults
+  // when read. [0, 2^62, 2^62] has no element, but its strides would be 2^124.
+  expect_error<ShapeError>(
+      [] {
+        Tensor::zeros({int64_t{1} << 62, 4});
+      },
+      "tensor: shape [4611686018427387904,4] is too large: its element count overflows 64 bits");
+  expect_error<ShapeError>(
+      [] {
+        Tensor::empty({0, int64_t{1} << 62, int64_t{1} << 62});
+      },
+      "tensor: shape [0,4611686018427387904,4611686018427387904] is too large: its element "
+      "count overflows 64 bits");
+  // The count fits but the bytes (8 each) do not.
+  expect_error_containing<ShapeError>([] { Tensor::ones({int64_t{1} << 61}, DType::Float64); },
+                                      "is too large");
+  expect_error_containing<ShapeError>(
+      [] {
+        Tensor::zeros({1}).expand({int64_t{1} << 62, 4});
+      },
+      "expand: shape [4611686018427387904,4] is too large");
+  expect_error_containing<ShapeError>(
+      [] {
+        Tensor::zeros({0}).reshape({0, int64_t{1} << 62, int64_t{1} << 62});
+      },
+      "reshape: shape [0,4611686018427387904,4611686018427387904] is too large");
+  // Large but possible sizes that the machine cannot hold: a named error, not std::bad_alloc.
+  expect_error_containing<Error>([] { Tensor::empty({int64_t{1} << 50}); }, "tensor: cannot allocate");
 }
 
 BOOST_AUTO_TEST_CASE(undefined_tensors_are_reported) {

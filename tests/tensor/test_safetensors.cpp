@@ -1,4 +1,8 @@
 // The safetensors format: exact bytes, round trips, and the refusal of every kind of bad file.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -149,56 +153,85 @@ BOOST_AUTO_TEST_CASE(every_kind_of_bad_file_is_refused_with_a_reason) {
       "tensor 'a': shape [4611686018427387904,4] is too large: its element count overflows 64 bits");
 }
 
-BOOST_AUTO_TEST_CASE(thousands_of_mutated_files_are_refused_or_read_never_crash) {
-  // Valid files, damaged at random the ways real files get damaged: truncated, bytes flipped, the length
-  // replaced by nonsense, the JSON broken. Each must either load as a consistent file or be refused with
-  // an error naming the file. Under AddressSanitizer this is also a memory-safety test.
-  const std::string valid = serialize_safetensors({{"w", Tensor::normal({3, 4})},
-                                                   {"ids", Tensor::arange(5)},
-                                                   {"m", Tensor::from_values({1, 0, 1}, {3}, DType::Bool)}},
-                                                  {{"epoch", "3"}});
-  uint64_t header_bytes;
-  std::memcpy(&header_bytes, valid.data(), 8);
-  Generator g(2024);
-  int refused = 0, loaded = 0;
-  for (int i = 0; i < 20000; ++i) {
-    std::string bytes = valid;
-    switch (g.next_below(5)) {
-      case 0:  // truncate
-        bytes.resize(g.next_below(bytes.size()));
-        break;
-      case 1:  // flip a few bytes, mostly in the header
-        for (uint64_t k = 0, n = 1 + g.next_below(4); k < n; ++k) {
-          const size_t at = g.next_below(2) ? 8 + g.next_below(header_bytes) : g.next_below(bytes.size());
-          bytes[at] = static_cast<char>(g.next_below(256));
-        }
-        break;
-      case 2: {  // a random header length, often huge or just off
-        uint64_t n = g.next_below(2) ? g.next_u64() : header_bytes + g.next_below(16) - 8;
-        std::memcpy(bytes.data(), &n, 8);
-        break;
-      }
-      case 3:  // delete a stretch of the header
-        bytes.erase(8 + g.next_below(header_bytes), 1 + g.next_below(8));
-        break;
-      case 4:  // replace a header character with JSON punctuation
-        bytes[8 + g.next_below(header_bytes)] = "{}[]\",:-0e"[g.next_below(10)];
-        break;
-    }
-    try {
-      const SafetensorsFile f = parse_safetensors(bytes, "mutant.safetensors");
-      ++loaded;
-      size_t total = 0;
-      for (const auto& [name, t] : f.tensors)
-        total += static_cast<size_t>(t.numel()) * element_size(t.dtype());
-      BOOST_REQUIRE(total <= bytes.size());
-    } catch (const Error& e) {
-      ++refused;
-      BOOST_REQUIRE(std::string(e.what()).rfind("load_safetensors: mutant.safetensors: ", 0) == 0);
-    }
+BOOST_AUTO_TEST_CASE(a_key_twice_at_any_level_is_refused) {
+  // nlohmann's parser keeps the last of two equal keys; a file that says two things is ambiguous.
+  const std::string data = float_bytes({1, 2});
+  expect_rejected(
+      file_bytes(R"({"a": {"dtype": "F64", "dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", data),
+      "the key 'dtype' appears twice in one object");
+  expect_rejected(file_bytes(R"({"__metadata__": {"k": "1", "k": "2"}})", ""),
+                  "the key 'k' appears twice in one object");
+  expect_rejected(file_bytes(R"({"a": {"dtype": "F32", "shape": [[2]], "data_offsets": [0, 8]}})", data),
+                  "the header nests deeper than the format's three levels");
+}
+
+BOOST_AUTO_TEST_CASE(shapes_whose_sizes_overflow_are_refused) {
+  // [0, 2^62, 2^62] holds no element, but its strides (2^124) cannot exist: refused by name, not a UBSan
+  // report or a tensor with no storage.
+  expect_rejected(
+      file_bytes(
+          R"({"a": {"dtype": "F32", "shape": [0, 4611686018427387904, 4611686018427387904], "data_offsets": [0, 0]}})",
+          ""),
+      "tensor 'a': shape [0,4611686018427387904,4611686018427387904] is too large: its element count "
+      "overflows 64 bits");
+  // 2^61 float32 elements: the count fits, the byte count does not.
+  expect_rejected(
+      file_bytes(R"({"a": {"dtype": "F32", "shape": [2305843009213693952], "data_offsets": [0, 8]}})", ""),
+      "tensor 'a': shape [2305843009213693952] is too large: its element count overflows 64 bits");
+}
+
+BOOST_AUTO_TEST_CASE(special_files_are_refused_before_a_byte_is_read) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("minigrad_special_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  expect_error<Error>([&] { load_safetensors(dir.string()); },
+                      "load_safetensors: " + dir.string() + ": is a folder, not a file");
+  expect_error<Error>([] { load_safetensors("/dev/zero"); },
+                      "load_safetensors: /dev/zero: is not a regular file (a FIFO, socket or device)");
+  const std::filesystem::path fifo = dir / "fifo";
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  expect_error<Error>(
+      [&] { load_safetensors(fifo.string()); },
+      "load_safetensors: " + fifo.string() + ": is not a regular file (a FIFO, socket or device)");
+  // A 1 TiB sparse file: only its first bytes are read (the whole would not fit in memory).
+  const std::filesystem::path sparse = dir / "sparse";
+  std::ofstream(sparse).close();
+  std::filesystem::resize_file(sparse, uint64_t{1} << 40);
+  expect_error<Error>([&] { load_safetensors(sparse.string()); },
+                      "load_safetensors: " + sparse.string() + ": the header does not start with '{'");
+  // A valid header before a terabyte of zeros: the data does not match what the header declares.
+  {
+    const std::string head =
+        file_bytes(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", "");
+    std::fstream f(sparse, std::ios::in | std::ios::out | std::ios::binary);
+    f.write(head.data(), static_cast<std::streamsize>(head.size()));
   }
-  BOOST_TEST(refused > 15000);
-  BOOST_TEST(loaded > 100);  // flipped data bytes, for one, leave a valid file
+  const uint64_t data_bytes =
+      (uint64_t{1} << 40) -
+      (file_bytes(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", "").size());
+  expect_error<Error>([&] { load_safetensors(sparse.string()); },
+                      "load_safetensors: " + sparse.string() +
+                          ": the tensors cover 8 bytes of data but the file holds " +
+                          std::to_string(data_bytes));
+  std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(a_header_of_many_entries_parses_in_linear_time) {
+  // 100,000 empty tensors (a 6 MB header). The parser this replaced rescanned the whole object after
+  // every entry: about 70 s here for this file, where a linear parse takes well under one. This is a
+  // bound against a hang, not a speed measurement: it allows 30 times the linear time under a sanitizer.
+  std::string header = "{";
+  constexpr int kEntries = 100000;
+  for (int i = 0; i < kEntries; ++i) {
+    header += (i ? ", \"t" : "\"t") + std::to_string(i) +
+              R"(": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]})";
+  }
+  header += "}";
+  const auto start = std::chrono::steady_clock::now();
+  const SafetensorsFile file = parse_safetensors(file_bytes(header, ""), "many.safetensors");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  BOOST_TEST(file.tensors.size() == size_t{kEntries});
+  BOOST_TEST(seconds < 30.0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -39,6 +39,20 @@ BOOST_AUTO_TEST_CASE(a_fully_masked_row_is_zero_not_nan) {
   BOOST_TEST(logs[3] == -std::log(2.0));
 }
 
+BOOST_AUTO_TEST_CASE(a_nan_makes_its_row_nan) {
+  // A row of NaN is not a fully masked row: zeros would let a model whose weights went bad keep
+  // printing confident predictions. Rows without a NaN are unaffected.
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    const Tensor x = Tensor::from_values({nan, nan, nan, 1, nan, 0, -inf, nan, -inf, 0, 0, 0}, {4, 3}, dtype);
+    for (const Tensor& y : {softmax(x, 1), log_softmax(x, 1)}) {
+      const std::vector<double> v = y.to_vector();
+      for (int i = 0; i < 9; ++i) BOOST_TEST(std::isnan(v[i]), "element " << i << " is " << v[i]);
+      for (int i = 9; i < 12; ++i) BOOST_TEST(!std::isnan(v[i]));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(index_select_gathers_along_any_dim) {
   const Tensor table = Tensor::arange(0, 12, 1, DType::Float32).reshape({4, 3});
   const Tensor ids = Tensor::from_vector<int64_t>({3, 0, 3}, {3});
