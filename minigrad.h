@@ -10,5 +10,6 @@
 #include "autograd/variable.h"
 #include "nn/nn.h"
 #include "optim/optim.h"
+#include "tensor/file_io.h"
 #include "tensor/ops.h"
 #include "tensor/safetensors.h"

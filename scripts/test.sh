@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: installs what is missing, then builds and runs every CTest test
-# twice — in Release, and with AddressSanitizer and UndefinedBehaviorSanitizer.
+# The whole test suite, as CI runs it: installs what is missing, checks the formatting, then builds and
+# runs every CTest test twice — in Release, and with AddressSanitizer and UndefinedBehaviorSanitizer —
+# and the two-threads test a third time under ThreadSanitizer.
 #
 #   scripts/test.sh
 set -euo pipefail
@@ -24,4 +25,11 @@ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_REL
   -DMINIGRAD_SANITIZE=ON -DMINIGRAD_WERROR=ON -DMINIGRAD_BUILD_EXAMPLES=OFF -DMINIGRAD_BUILD_BENCHMARKS=OFF
 cmake --build build/asan -j "$jobs"
 ctest --test-dir build/asan --output-on-failure -j "$jobs"
+
+echo "== ThreadSanitizer: two models built and trained in two threads =="
+# Only the one test: the library under TSan, and a test that runs two trainings side by side.
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+  -DMINIGRAD_SANITIZE_THREAD=ON -DMINIGRAD_WERROR=ON -DMINIGRAD_BUILD_EXAMPLES=OFF -DMINIGRAD_BUILD_BENCHMARKS=OFF
+cmake --build build/tsan -j "$jobs" --target test_threads
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan --output-on-failure -R '^test_threads$'
 echo "== all tests passed, with and without sanitizers =="

@@ -48,8 +48,8 @@ int run_train(const Config& config, const TrainArgs& args) {
   // Everything that can be checked is checked before the data is read: a run must not fail, or
   // overwrite a model, after an hour of training for a reason it could have seen at the start.
   config.check("train");
-  const FolderLock lock(args.out_dir);  // a second run into the same folder stops here
   check_folder_writable("train --out", args.out_dir);
+  const FolderLock lock(args.out_dir);  // a second run into the same folder stops here
   manual_seed(config.seed);
   LoadReport train_set = load_imdb_split(args.data, "train");
   warn_skipped(train_set, "training files");

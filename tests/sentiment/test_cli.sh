@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# minigrad-sentiment from the outside, as a user runs it: bad options and paths fail before any work
+# with a clear message and write nothing; a second run into the same folder is refused; and a training
+# killed with SIGKILL at random moments, many of them during saves, always leaves a checkpoint that loads.
+#
+#   tests/sentiment/test_cli.sh build/release/examples/minigrad-sentiment
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+
+# A tiny dataset in the aclImdb layout: "great" reviews are positive, "awful" ones negative.
+words=(the movie plot actor scene was a and it story)
+for split in train test; do
+  for label in pos neg; do
+    mkdir -p "$tmp/imdb/$split/$label"
+    for i in $(seq 0 39); do
+      text=""
+      for j in 1 2 3 4 5 6 7 8; do text+="${words[$(((i * 7 + j * 3) % 10))]} "; done
+      [ $label = pos ] && text+="great great" || text+="awful awful"
+      echo "$text" >"$tmp/imdb/$split/$label/${i}_5.txt"
+    done
+  done
+done
+printf 'a great film\t1\nawful, awful\t0\n' >"$tmp/sentences.tsv"
+: >"$tmp/empty.tsv"
+touch "$tmp/file"
+export MINIGRAD_NUM_THREADS=1
+small=(--hiddens 16 --heads 2 --ffn 32 --batch-size 16)
+
+# expect_failure NAME EXPECTED-TEXT COMMAND...: exits non-zero and says EXPECTED-TEXT.
+expect_failure() {
+  local name=$1 expected=$2
+  shift 2
+  local out status
+  out=$("$@" 2>&1)
+  status=$?
+  if [ $status -eq 0 ]; then
+    bad "$name: exited 0"
+  elif ! grep -qF -- "$expected" <<<"$out"; then
+    bad "$name: expected '$expected' in: $out"
+  else
+    ok
+  fi
+}
+
+# --out that cannot be written: found before the data is read (the data folder does not even exist).
+expect_failure "unwritable --out" "cannot create the folder $tmp/file" \
+  "$bin" train --data "$tmp/missing" --out "$tmp/file/out" "${small[@]}"
+# Zero examples to train on: an error, and nothing written.
+expect_failure "--train-limit 0" "no training reviews (--train-limit 0): nothing to train on, nothing written" \
+  "$bin" train --data "$tmp/imdb" --out "$tmp/out0" --train-limit 0 "${small[@]}"
+[ -e "$tmp/out0" ] && bad "--train-limit 0 wrote $tmp/out0" || ok
+mkdir -p "$tmp/empty/train/pos" "$tmp/empty/train/neg"
+expect_failure "empty training folders" "no training reviews in $tmp/empty/train" \
+  "$bin" train --data "$tmp/empty" --out "$tmp/out1" --no-eval "${small[@]}"
+[ -e "$tmp/out1" ] && bad "an empty data folder wrote $tmp/out1" || ok
+# Out-of-range numbers are refused by the option parser.
+expect_failure "--dropout 2" "--dropout: Value 2 not in range" "$bin" train --dropout 2
+
+# A max_len that is not a multiple of 16 trains (it used to overrun the positional-encoding table).
+if "$bin" train --data "$tmp/imdb" --out "$tmp/model" "${small[@]}" --max-len 20 --epochs 2 --no-eval >"$tmp/log" 2>&1; then
+  ok
+else
+  bad "--max-len 20: $(cat "$tmp/log")"
+fi
+
+# Evaluation of zero examples: an error, not "accuracy 0".
+expect_failure "eval of an empty file" "eval: no examples to evaluate in $tmp/empty.tsv" \
+  "$bin" eval --model "$tmp/model" --tsv "$tmp/empty.tsv"
+# A heatmap that cannot be written: refused before the model is read, and nothing left behind.
+expect_failure "unwritable --heatmap" "predict --heatmap: cannot create the folder $tmp/file" \
+  "$bin" predict --model "$tmp/model" "a great film" --heatmap "$tmp/file/attention.png"
+expect_failure "--heatmap --layer 5" "--layer must be below 1 and --head below 2" \
+  "$bin" predict --model "$tmp/model" "a great film" --heatmap "$tmp/attention.png" --layer 5
+if "$bin" predict --model "$tmp/model" "a great film" --heatmap "$tmp/attention.png" >/dev/null 2>&1 &&
+  [ -s "$tmp/attention.png" ]; then ok; else bad "predict --heatmap did not write a picture"; fi
+leftovers=$(find "$tmp" -name '*.tmp*' -o -name '.*probe*')
+[ -z "$leftovers" ] && ok || bad "temporary files left: $leftovers"
+
+# A second run into a folder that another run is writing: refused at once.
+flock "$tmp/model.lock" sleep 30 &
+holder=$!
+sleep 0.2
+expect_failure "two runs into one --out" "another run is writing to it" \
+  "$bin" train --data "$tmp/imdb" --out "$tmp/model" "${small[@]}"
+kill $holder 2>/dev/null
+wait $holder 2>/dev/null
+
+# Killed at random moments of a training that saves after every step: the checkpoint always loads.
+for round in $(seq 1 12); do
+  "$bin" train --data "$tmp/imdb" --out "$tmp/model" "${small[@]}" --epochs 1000 --checkpoint-every 1 \
+    --no-eval >/dev/null 2>&1 &
+  pid=$!
+  sleep "0.$((RANDOM % 9 + 1))$((RANDOM % 10))"
+  kill -9 $pid 2>/dev/null
+  wait $pid 2>/dev/null
+  if out=$("$bin" eval --model "$tmp/model" --tsv "$tmp/sentences.tsv" 2>&1); then
+    ok
+  else
+    bad "round $round: the checkpoint does not load after kill -9: $out"
+  fi
+done
+
+echo "cli: $passed passed, $failed failed"
+[ $failed -eq 0 ]
