@@ -31,7 +31,8 @@ void save_weights(const nn::Module& module, const std::string& path,
                   const std::map<std::string, std::string>& metadata = {});
 // The bytes save_weights writes: for a checkpoint of several files saved together with
 // write_folder_atomically (tensor/file_io.h).
-std::string serialize_weights(const nn::Module& module, const std::map<std::string, std::string>& metadata = {});
+std::string serialize_weights(const nn::Module& module,
+                              const std::map<std::string, std::string>& metadata = {});
 
 // Copies the file's tensors into the module's parameters and buffers. The file must hold exactly the
 // module's tensors, with the same shapes: missing, unexpected and mis-shaped tensors are all listed in

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "tensor/ops.h"
 
@@ -26,15 +27,29 @@ Tensor gradient_of(const Variable& p) {
 // ---------------------------------------------------------------------------------------------------
 // Optimizer
 
-Optimizer::Optimizer(std::vector<Variable> parameters, double lr)
-    : parameters_(std::move(parameters)), lr_(lr) {
+ParameterList::ParameterList(std::vector<Variable> parameters) : variables(std::move(parameters)) {
+  for (size_t i = 0; i < variables.size(); ++i) names.push_back("param" + std::to_string(i));
+}
+
+ParameterList::ParameterList(const std::vector<std::pair<std::string, Variable>>& named_parameters) {
+  for (const auto& [name, p] : named_parameters) {
+    names.push_back(name);
+    variables.push_back(p);
+  }
+}
+
+Optimizer::Optimizer(ParameterList parameters, double lr)
+    : parameters_(std::move(parameters.variables)), names_(std::move(parameters.names)), lr_(lr) {
+  std::set<std::string, std::less<>> seen;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& p = parameters_[i];
     if (!p.defined() || !p.requires_grad() || !p.is_leaf()) {
-      throw ValueError("optimizer", "parameter " + std::to_string(i) + " is not a leaf that requires grad");
+      throw ValueError("optimizer", "parameter " + names_[i] + " is not a leaf that requires grad");
     }
     if (!p.data().is_contiguous())
-      throw ValueError("optimizer", "parameter " + std::to_string(i) + " is not contiguous");
+      throw ValueError("optimizer", "parameter " + names_[i] + " is not contiguous");
+    if (!seen.insert(names_[i]).second)
+      throw ValueError("optimizer", "two parameters are named " + names_[i]);
   }
   set_learning_rate(lr);
   state_.resize(parameters_.size());
@@ -52,33 +67,26 @@ void Optimizer::set_learning_rate(double lr) {
 std::vector<std::pair<std::string, Tensor>> Optimizer::state_tensors() const {
   std::vector<std::pair<std::string, Tensor>> out;
   for (size_t i = 0; i < state_.size(); ++i) {
-    for (const auto& [key, t] : state_[i]) out.emplace_back("param" + std::to_string(i) + "." + key, t);
+    for (const auto& [key, t] : state_[i]) out.emplace_back(names_[i] + "." + key, t);
   }
   return out;
 }
 
 void Optimizer::load_state_tensors(const std::vector<std::pair<std::string, Tensor>>& tensors) {
   const std::vector<std::string> keys = state_keys();
+  std::map<std::string, size_t, std::less<>> index_of;
+  for (size_t i = 0; i < names_.size(); ++i) index_of.emplace(names_[i], i);
   std::vector<std::map<std::string, Tensor>> loaded(parameters_.size());
   for (const auto& [name, t] : tensors) {
-    // "param<i>.<key>"
-    const size_t dot = name.find('.');
-    size_t index = 0;
-    bool parsed = name.rfind("param", 0) == 0 && dot != std::string::npos && dot > 5;
-    if (parsed) {
-      try {
-        size_t used = 0;
-        index = std::stoul(name.substr(5, dot - 5), &used);
-        parsed = used == dot - 5;
-      } catch (const std::exception&) {
-        parsed = false;
-      }
-    }
-    const std::string key = parsed ? name.substr(dot + 1) : "";
-    if (!parsed || index >= parameters_.size() || std::find(keys.begin(), keys.end(), key) == keys.end()) {
+    // "<parameter name>.<key>": parameter names may hold dots, keys do not
+    const size_t dot = name.rfind('.');
+    const auto found = dot == std::string::npos ? index_of.end() : index_of.find(name.substr(0, dot));
+    const std::string key = dot == std::string::npos ? "" : name.substr(dot + 1);
+    if (found == index_of.end() || std::find(keys.begin(), keys.end(), key) == keys.end()) {
       throw ValueError("load_state", "'" + name + "' is not part of the state of " + this->name() + " with " +
                                          std::to_string(parameters_.size()) + " parameters");
     }
+    const size_t index = found->second;
     const Variable& p = parameters_[index];
     const bool scalar_step = key == "step";
     const bool fits = scalar_step ? (t.dtype() == DType::Int64 && t.numel() == 1)
@@ -86,7 +94,7 @@ void Optimizer::load_state_tensors(const std::vector<std::pair<std::string, Tens
     if (!fits) {
       throw ShapeError("load_state",
                        "'" + name + "' is " + std::string(dtype_name(t.dtype())) + " " + t.shape().str() +
-                           " but parameter " + std::to_string(index) + " needs " +
+                           " but parameter " + names_[index] + " needs " +
                            (scalar_step ? std::string("an int64 scalar")
                                         : std::string(dtype_name(p.dtype())) + " " + p.shape().str()));
     }
@@ -98,7 +106,7 @@ void Optimizer::load_state_tensors(const std::vector<std::pair<std::string, Tens
 // ---------------------------------------------------------------------------------------------------
 // SGD
 
-SGD::SGD(std::vector<Variable> parameters, const SGDOptions& opts)
+SGD::SGD(ParameterList parameters, const SGDOptions& opts)
     : Optimizer(std::move(parameters), opts.lr), options(opts) {
   check_hyperparameter("SGD", "momentum", opts.momentum, 0, INFINITY);
   check_hyperparameter("SGD", "dampening", opts.dampening, 0, 1);
@@ -141,10 +149,9 @@ void SGD::step() {
 // ---------------------------------------------------------------------------------------------------
 // Adam and AdamW
 
-Adam::Adam(std::vector<Variable> parameters, const AdamOptions& opts)
-    : Adam(std::move(parameters), opts, false) {}
+Adam::Adam(ParameterList parameters, const AdamOptions& opts) : Adam(std::move(parameters), opts, false) {}
 
-Adam::Adam(std::vector<Variable> parameters, const AdamOptions& opts, bool decoupled)
+Adam::Adam(ParameterList parameters, const AdamOptions& opts, bool decoupled)
     : Optimizer(std::move(parameters), opts.lr), options(opts), decoupled_(decoupled) {
   const char* op = decoupled ? "AdamW" : "Adam";  // name() is not yet AdamW's while this constructor runs
   check_hyperparameter(op, "beta1", opts.beta1, 0, 1 - 1e-12);
@@ -195,7 +202,7 @@ void Adam::step() {
   }
 }
 
-AdamW::AdamW(std::vector<Variable> parameters, const AdamWOptions& o)
+AdamW::AdamW(ParameterList parameters, const AdamWOptions& o)
     : Adam(std::move(parameters), AdamOptions{o.lr, o.beta1, o.beta2, o.eps, o.weight_decay}, true) {}
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // Optimizers, in order of complexity: SGD (with momentum), Adam, AdamW. Each follows PyTorch's update
 // rule exactly, so results can be compared step by step.
 //
-//   optim::AdamW optimizer(model.parameters(), {.lr = 1e-3});
+//   optim::AdamW optimizer(model.named_parameters(), {.lr = 1e-3});  // or a list of Variables
 //   for (...) {
 //     optimizer.zero_grad();
 //     loss.backward();
@@ -22,9 +22,22 @@
 
 namespace minigrad::optim {
 
+// The parameters an optimizer updates, and the names its saved state goes by: a module's
+// named_parameters() gives "layers.0.attention.W_q.weight.exp_avg", which says whose state it is and
+// survives a change in parameter order; a plain list gives "param3.exp_avg" (position 3), as PyTorch's
+// state_dict does.
+struct ParameterList {
+  ParameterList(std::vector<Variable> parameters);  // NOLINT: implicit, so that a plain list still works
+  ParameterList(std::initializer_list<Variable> parameters)
+      : ParameterList(std::vector<Variable>(parameters)) {}
+  ParameterList(const std::vector<std::pair<std::string, Variable>>& named_parameters);  // NOLINT: implicit
+  std::vector<Variable> variables;
+  std::vector<std::string> names;
+};
+
 class Optimizer {
  public:
-  Optimizer(std::vector<Variable> parameters, double lr);
+  Optimizer(ParameterList parameters, double lr);
   virtual ~Optimizer() = default;
 
   virtual void step() = 0;
@@ -39,7 +52,7 @@ class Optimizer {
   virtual std::string name() const = 0;
 
   // Everything the next step() depends on besides the parameters and hyperparameters, as named tensors:
-  // "param3.exp_avg", "param3.step", ... (parameter 3 in the order given to the constructor).
+  // "<parameter name>.exp_avg", "<parameter name>.step", ... (see ParameterList for the names).
   std::vector<std::pair<std::string, Tensor>> state_tensors() const;
   // Restores state_tensors() output. Every name must belong to this optimizer and every tensor must fit
   // its parameter; otherwise throws, naming the tensor, and changes nothing.
@@ -51,6 +64,7 @@ class Optimizer {
   // Per-parameter state by key; empty until the parameter's first step.
   std::vector<std::map<std::string, Tensor>> state_;
   std::vector<Variable> parameters_;
+  std::vector<std::string> names_;  // parameters_[i]'s name in the saved state
   double lr_;
 };
 
@@ -69,7 +83,7 @@ struct SGDOptions {
 //   p = p - lr·g
 class SGD : public Optimizer {
  public:
-  SGD(std::vector<Variable> parameters, const SGDOptions& options);
+  SGD(ParameterList parameters, const SGDOptions& options);
   void step() override;
   std::string name() const override { return "SGD"; }
   SGDOptions options;
@@ -93,14 +107,14 @@ struct AdamOptions {
 // eps is added after the bias-corrected square root, as in PyTorch.
 class Adam : public Optimizer {
  public:
-  Adam(std::vector<Variable> parameters, const AdamOptions& options);
+  Adam(ParameterList parameters, const AdamOptions& options);
   void step() override;
   std::string name() const override { return "Adam"; }
   AdamOptions options;
 
  protected:
   // AdamW shares the update and differs only in how weight decay enters.
-  Adam(std::vector<Variable> parameters, const AdamOptions& options, bool decoupled_weight_decay);
+  Adam(ParameterList parameters, const AdamOptions& options, bool decoupled_weight_decay);
   std::vector<std::string> state_keys() const override { return {"step", "exp_avg", "exp_avg_sq"}; }
 
  private:
@@ -119,7 +133,7 @@ struct AdamWOptions {
 //   p = p·(1 - lr·weight_decay), then the Adam update without the L2 term.
 class AdamW : public Adam {
  public:
-  AdamW(std::vector<Variable> parameters, const AdamWOptions& options);
+  AdamW(ParameterList parameters, const AdamWOptions& options);
   std::string name() const override { return "AdamW"; }
 };
 

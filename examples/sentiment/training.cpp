@@ -219,7 +219,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
   const int64_t steps_per_epoch = (static_cast<int64_t>(examples.size()) + c.batch_size - 1) / c.batch_size;
   int64_t total = steps_per_epoch * c.epochs;
   if (max_steps > 0) total = std::min(total, max_steps);
-  optim::AdamW optimizer(model.parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
+  optim::AdamW optimizer(model.named_parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
   const optim::WarmupCosine schedule(
       {.peak_lr = c.lr,
        .warmup_steps = static_cast<int64_t>(c.warmup * static_cast<double>(total)),

@@ -99,7 +99,7 @@ BOOST_AUTO_TEST_CASE(bad_hyperparameters_are_refused) {
   expect_error<ValueError>([&] { optim::Adam({p}, {.lr = -1}); },
                            "optimizer: lr must be in [0.000000, inf], got -1.000000");
   expect_error<ValueError>([&] { optim::SGD({Variable(Tensor::ones({1}))}, {}); },
-                           "optimizer: parameter 0 is not a leaf that requires grad");
+                           "optimizer: parameter param0 is not a leaf that requires grad");
 }
 
 BOOST_AUTO_TEST_CASE(clip_grad_norm_matches_pytorch) {
