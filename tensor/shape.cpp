@@ -51,7 +51,12 @@ void Shape::erase(int pos) {
 
 int64_t Shape::numel() const {
   int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[i];
+  for (int i = 0; i < rank_; ++i) {
+    // A shape from outside (a file, a user's literal) may not fit; a tensor's own shape always does.
+    if (__builtin_mul_overflow(n, dims_[i], &n)) {
+      throw ShapeError("shape", "the element count of " + str() + " overflows 64 bits");
+    }
+  }
   return n;
 }
 

@@ -43,7 +43,7 @@ class Shape {
   void insert(int pos, int64_t value);
   void erase(int pos);
 
-  // The product of the sizes; 1 for a rank-0 (scalar) shape.
+  // The product of the sizes; 1 for a rank-0 (scalar) shape. Throws ShapeError if it overflows.
   int64_t numel() const;
 
   bool operator==(const Shape& other) const;
