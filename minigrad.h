@@ -1,4 +1,4 @@
-// minigrad in one include: tensors, autograd, gradcheck, nn, optim.
+// minigrad in one include: tensors, autograd, gradcheck, nn, optim, and distributed where it is built.
 //
 //   #include <minigrad/minigrad.h>
 //   using namespace minigrad;
@@ -13,3 +13,6 @@
 #include "tensor/file_io.h"
 #include "tensor/ops.h"
 #include "tensor/safetensors.h"
+#ifdef MINIGRAD_HAS_DISTRIBUTED  // defined for programs that link minigrad::distributed (built with MPI)
+#include "distributed/distributed.h"
+#endif

@@ -6,7 +6,7 @@ set -euo pipefail
 # libopenblas-openmp-dev: the OpenMP build of OpenBLAS, which shares minigrad's thread pool (see
 # cmake/minigradDependencies.cmake).
 packages=(g++ make cmake libopenblas-dev libopenblas-openmp-dev libboost-test-dev libcli11-dev
-  nlohmann-json3-dev libplplot-dev plplot-driver-cairo "$@")
+  nlohmann-json3-dev libplplot-dev plplot-driver-cairo libopenmpi-dev openmpi-bin "$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,172 @@
+#include "distributed/data_parallel.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <functional>
+#include <string>
+
+#include "tensor/ops.h"
+
+namespace minigrad::distributed {
+
+namespace {
+
+double collective_seconds = 0;
+
+// Runs one MPI collective and adds its time to collective_seconds.
+template <typename F>
+void timed(F&& call) {
+  const auto start = std::chrono::steady_clock::now();
+  call();
+  collective_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+MPI_Datatype mpi_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float32:
+      return MPI_FLOAT;
+    case DType::Float64:
+      return MPI_DOUBLE;
+    default:
+      throw DTypeError("average_gradients",
+                       "gradients must be float32 or float64, got " + std::string(dtype_name(dtype)));
+  }
+}
+
+// MPI counts are ints: a buffer larger than that goes in pieces.
+constexpr int64_t kMaxCount = INT_MAX / 8 * 8;
+
+void broadcast_bytes(void* data, int64_t bytes, int root) {
+  auto* p = static_cast<char*>(data);
+  for (int64_t at = 0; at < bytes; at += kMaxCount) {
+    const int n = static_cast<int>(std::min(kMaxCount, bytes - at));
+    timed([&] { MPI_Bcast(p + at, n, MPI_BYTE, root, MPI_COMM_WORLD); });
+  }
+}
+
+// Sums a contiguous float buffer over the ranks, in place.
+void sum_in_place(const Tensor& buffer) {
+  const int64_t n = buffer.numel();
+  const int64_t element = static_cast<int64_t>(element_size(buffer.dtype()));
+  auto* p = static_cast<char*>(buffer.storage()->data()) + buffer.offset() * element;
+  for (int64_t at = 0; at < n; at += kMaxCount) {
+    const int count = static_cast<int>(std::min(kMaxCount, n - at));
+    timed([&] {
+      MPI_Allreduce(MPI_IN_PLACE, p + at * element, count, mpi_type(buffer.dtype()), MPI_SUM, MPI_COMM_WORLD);
+    });
+  }
+}
+
+}  // namespace
+
+void broadcast_parameters(const nn::Module& module, int root) {
+  const Context& context = Context::current();
+  if (!context.uses_mpi()) return;
+  if (root < 0 || root >= context.world_size()) {
+    throw ValueError("broadcast_parameters", "root " + std::to_string(root) +
+                                                 " is not a rank of a world of " +
+                                                 std::to_string(context.world_size()));
+  }
+  std::vector<std::pair<std::string, Variable>> tensors = module.named_parameters();
+  for (auto& buffer : module.named_buffers()) tensors.push_back(std::move(buffer));
+  // The same layout everywhere, or the byte streams below would be misread: compare a fingerprint.
+  std::string layout;
+  for (const auto& [name, v] : tensors)
+    layout += name + " " + std::string(dtype_name(v.dtype())) + " " + v.shape().str() + ";";
+  unsigned long long mine = std::hash<std::string>{}(layout), roots = mine;
+  timed([&] { MPI_Bcast(&roots, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD); });
+  if (mine != roots) {
+    context.abort("broadcast_parameters: this rank's " + module.name() +
+                  " has other parameters or shapes than rank " + std::to_string(root) + "'s (" +
+                  std::to_string(tensors.size()) + " tensors here)");
+  }
+  for (const auto& [name, v] : tensors) {
+    const Tensor& t = v.data();
+    if (!t.is_contiguous()) throw ValueError("broadcast_parameters", name + " is not contiguous");
+    broadcast_bytes(
+        static_cast<char*>(t.storage()->data()) + t.offset() * static_cast<int64_t>(element_size(t.dtype())),
+        t.numel() * static_cast<int64_t>(element_size(t.dtype())), root);
+    if (context.rank() != root) t.storage()->bump_version();  // written in place, as copy_ would
+  }
+}
+
+void average_gradients(const std::vector<Variable>& parameters, const AllReduceOptions& options) {
+  const Context& context = Context::current();
+  if (!context.uses_mpi() || context.world_size() == 1) return;
+  if (options.bucket_bytes < 1024)
+    throw ValueError("average_gradients", "bucket_bytes must be at least 1024");
+  const double scale = 1.0 / context.world_size();
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    // Parameters of this dtype, packed in order into buckets: [first, last) of `group` at a time.
+    std::vector<const Variable*> group;
+    for (const Variable& p : parameters) {
+      if (p.dtype() == dtype) group.push_back(&p);
+    }
+    const int64_t capacity =
+        std::max<int64_t>(1, options.bucket_bytes / static_cast<int64_t>(element_size(dtype)));
+    size_t first = 0;
+    while (first < group.size()) {
+      size_t last = first;
+      int64_t elements = 0;
+      // A parameter larger than a bucket gets a bucket of its own.
+      while (last < group.size() && (last == first || elements + group[last]->numel() <= capacity)) {
+        elements += group[last]->numel();
+        ++last;
+      }
+      const Tensor bucket = Tensor::empty({elements}, dtype);
+      int64_t at = 0;
+      for (size_t i = first; i < last; ++i) {
+        const Variable& p = *group[i];
+        const Tensor slot = bucket.slice(0, at, at + p.numel());
+        if (p.grad().defined()) {
+          slot.copy_(p.grad().reshape({-1}));
+        } else {
+          slot.zero_();
+        }
+        at += p.numel();
+      }
+      sum_in_place(bucket);
+      bucket.mul_(scale);
+      at = 0;
+      for (size_t i = first; i < last; ++i) {
+        const Variable& p = *group[i];
+        const Tensor mean = bucket.slice(0, at, at + p.numel()).view(p.shape());
+        if (p.grad().defined()) {
+          p.grad().copy_(mean);
+        } else {
+          p.set_grad(mean.clone());
+        }
+        at += p.numel();
+      }
+      first = last;
+    }
+  }
+}
+
+void all_reduce_sum(std::span<double> values) {
+  const Context& context = Context::current();
+  if (!context.uses_mpi() || values.empty()) return;
+  timed([&] {
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM,
+                  MPI_COMM_WORLD);
+  });
+}
+
+std::pair<int64_t, int64_t> shard(int64_t count, int rank, int world_size) {
+  if (world_size < 1 || rank < 0 || rank >= world_size || count < 0) {
+    throw ValueError("shard", "rank " + std::to_string(rank) + " of " + std::to_string(world_size) + " for " +
+                                  std::to_string(count) + " items");
+  }
+  const int64_t base = count / world_size, extra = count % world_size;
+  const int64_t begin = rank * base + std::min<int64_t>(rank, extra);
+  return {begin, begin + base + (rank < extra ? 1 : 0)};
+}
+
+double seconds_in_collectives() {
+  return collective_seconds;
+}
+
+}  // namespace minigrad::distributed

@@ -1,0 +1,54 @@
+// Data-parallel training: every rank holds the whole model, takes its own share of each global batch,
+// and after backward() the ranks average their gradients, so every rank takes the same optimizer step
+// and the weights stay identical everywhere. With N ranks and B/N examples each, a step computes what one
+// process computes on the whole batch B (up to the order of float additions).
+//
+//   distributed::Context context(argc, argv);
+//   distributed::broadcast_parameters(model);            // everyone starts from rank 0's weights
+//   for (...) {
+//     auto [begin, end] = distributed::shard(batch_size, context.rank(), context.world_size());
+//     ... forward and backward on examples [begin, end) of the global batch ...
+//     distributed::average_gradients(model.parameters());  // the mean over all B examples
+//     optimizer.step();
+//   }
+//
+// Every function here is a collective operation: every rank must call it, in the same order, with
+// parameters of the same shapes. In a world of one (no launcher) they do nothing.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "distributed/context.h"
+#include "nn/module.h"
+
+namespace minigrad::distributed {
+
+// Copies rank `root`'s parameters and buffers into every other rank's module. The ranks first compare
+// the modules' layouts (names, shapes, dtypes); a rank whose module differs ends the job, naming itself.
+void broadcast_parameters(const nn::Module& module, int root = 0);
+
+struct AllReduceOptions {
+  // Gradients are packed into contiguous buckets of at most this many bytes (one per dtype at a time),
+  // each summed with one MPI_Allreduce in place: a few large messages instead of one per tensor.
+  int64_t bucket_bytes = int64_t{8} << 20;
+};
+
+// Replaces each parameter's gradient by its mean over the ranks, in float32 or float64 as the
+// parameter. A parameter without a gradient on this rank counts as zeros and gets a gradient, so that
+// every rank sends the same buckets.
+void average_gradients(const std::vector<Variable>& parameters, const AllReduceOptions& options = {});
+
+// Sums `values` over the ranks, in place (losses, counts of correct predictions, token counts).
+void all_reduce_sum(std::span<double> values);
+
+// Rank `rank`'s share [begin, end) of `count` items split into `world_size` contiguous shares as equal as
+// possible (the first count % world_size ranks take one more).
+std::pair<int64_t, int64_t> shard(int64_t count, int rank, int world_size);
+
+// Seconds this process has spent inside MPI collective calls since it started (for measurements).
+double seconds_in_collectives();
+
+}  // namespace minigrad::distributed

@@ -1,0 +1,165 @@
+// Data-parallel training, run by CTest as `mpirun -np 2 test_distributed` (and again forced onto TCP):
+// every rank runs every test case, and the collectives inside them meet.
+#define BOOST_TEST_MODULE minigrad distributed
+#include <cmath>
+
+#include "test_helpers.h"
+
+using namespace minigrad;
+using namespace minigrad::testing;
+
+namespace {
+
+// One Context for the whole run: MPI can be initialised once per process.
+struct MpiFixture {
+  distributed::Context context;
+};
+
+// The largest |a - b| over the flattened parameters of two lists.
+double max_difference(const std::vector<Variable>& a, const std::vector<Variable>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::vector<double> x = a[i].data().to_vector(), y = b[i].data().to_vector();
+    for (size_t k = 0; k < x.size(); ++k) worst = std::max(worst, std::abs(x[k] - y[k]));
+  }
+  return worst;
+}
+
+// The same number on every rank? Each rank compares the sum over ranks with its own value times the
+// rank count (exact for equal values, up to a few roundings of the sum), and the verdicts are summed.
+bool same_everywhere(double value) {
+  std::array<double, 1> total = {value};
+  distributed::all_reduce_sum(total);
+  const double n = distributed::world_size();
+  std::array<double, 1> differs = {std::abs(total[0] - n * value) > 4 * n * 2.2e-16 * std::abs(value) ? 1.0
+                                                                                                      : 0.0};
+  distributed::all_reduce_sum(differs);
+  return differs[0] == 0;
+}
+
+// A checksum of parameters that differs whenever any bit of them does (almost surely).
+double fingerprint(const std::vector<Variable>& parameters) {
+  double h = 0, k = 1;
+  for (const Variable& p : parameters) {
+    for (double v : p.data().to_vector()) h += (k += 0.618034) * v;
+  }
+  return h;
+}
+
+struct Model {
+  nn::TransformerEncoder encoder;
+  nn::Linear head;
+  Model(double dropout, Generator* g)
+      : encoder({.vocab_size = 20,
+                 .num_hiddens = 8,
+                 .ffn_num_hiddens = 16,
+                 .num_heads = 2,
+                 .num_layers = 1,
+                 .dropout = dropout,
+                 .max_len = 8,
+                 .generator = g}),
+        head(8, 2, true, g) {
+    encoder.to(DType::Float64);
+    head.to(DType::Float64);
+  }
+  std::vector<Variable> parameters() const {
+    std::vector<Variable> out = encoder.parameters();
+    for (const Variable& p : head.parameters()) out.push_back(p);
+    return out;
+  }
+  // Mean cross-entropy of examples [begin, end) of the batch, times their share of the batch: summed
+  // over shares (by average_gradients' mean times the rank count) it is the whole batch's mean.
+  Variable loss(const Tensor& tokens, const Tensor& labels, int64_t begin, int64_t end, int64_t batch) {
+    const Tensor t = tokens.slice(0, begin, end), l = labels.slice(0, begin, end).contiguous();
+    const Variable h = encoder.forward(t.contiguous());
+    const Variable logits = head.forward(nn::masked_mean(h, Tensor::full({end - begin}, 6, DType::Int64)));
+    return cross_entropy(logits, l) * (static_cast<double>(end - begin) / static_cast<double>(batch));
+  }
+};
+
+// A batch of `batch` sequences of 6 tokens for step `step`, the same on every rank.
+std::pair<Tensor, Tensor> batch_for(int step, int64_t batch) {
+  Generator g(1000 + step);
+  std::vector<int64_t> ids(batch * 6), labels(batch);
+  for (int64_t& id : ids) id = static_cast<int64_t>(g.next_below(20));
+  for (int64_t& y : labels) y = static_cast<int64_t>(g.next_below(2));
+  return {Tensor::from_vector(ids, {batch, 6}), Tensor::from_vector(labels, {batch})};
+}
+
+}  // namespace
+
+BOOST_TEST_GLOBAL_FIXTURE(MpiFixture);
+
+BOOST_AUTO_TEST_SUITE(distributed_training)
+
+BOOST_AUTO_TEST_CASE(shards_are_disjoint_and_cover_the_batch) {
+  BOOST_TEST((distributed::shard(10, 0, 3) == std::pair<int64_t, int64_t>{0, 4}));
+  BOOST_TEST((distributed::shard(10, 1, 3) == std::pair<int64_t, int64_t>{4, 7}));
+  BOOST_TEST((distributed::shard(10, 2, 3) == std::pair<int64_t, int64_t>{7, 10}));
+  BOOST_TEST((distributed::shard(1, 1, 2) == std::pair<int64_t, int64_t>{1, 1}));  // an empty share
+  expect_error<ValueError>([] { distributed::shard(4, 2, 2); }, "shard: rank 2 of 2 for 4 items");
+}
+
+BOOST_AUTO_TEST_CASE(every_rank_starts_from_rank_0s_weights) {
+  BOOST_REQUIRE(distributed::world_size() >= 2);
+  Generator g(17 + distributed::rank());  // different weights on every rank...
+  Model model(0, &g);
+  BOOST_TEST(!same_everywhere(fingerprint(model.parameters())));
+  distributed::broadcast_parameters(model.encoder);  // ... until rank 0's are broadcast
+  distributed::broadcast_parameters(model.head);
+  BOOST_TEST(same_everywhere(fingerprint(model.parameters())));
+  BOOST_TEST(same_everywhere(fingerprint({model.encoder.pos_encoding->P})));  // buffers too
+}
+
+BOOST_AUTO_TEST_CASE(n_ranks_with_b_over_n_each_match_one_process_with_b) {
+  // Dropout off. Each rank also trains the single-process reference on the whole batch itself.
+  constexpr int64_t kBatch = 6;
+  const int rank = distributed::rank(), world = distributed::world_size();
+  Generator g1(5), g2(5);
+  Model alone(0, &g1), shared(0, &g2);
+  optim::AdamW alone_opt(alone.parameters(), {.lr = 1e-2}), shared_opt(shared.parameters(), {.lr = 1e-2});
+  for (int step = 0; step < 5; ++step) {
+    const auto [tokens, labels] = batch_for(step, kBatch);
+    alone_opt.zero_grad();
+    alone.loss(tokens, labels, 0, kBatch, kBatch).backward();
+    alone_opt.step();
+
+    shared_opt.zero_grad();
+    const auto [begin, end] = distributed::shard(kBatch, rank, world);
+    // The mean over ranks of (share × share's mean loss) is the batch mean divided by the rank count.
+    (shared.loss(tokens, labels, begin, end, kBatch) * static_cast<double>(world)).backward();
+    distributed::average_gradients(shared.parameters());
+    shared_opt.step();
+  }
+  // float64: only the order of the additions differs (a sum split in two, then added).
+  BOOST_TEST(max_difference(alone.parameters(), shared.parameters()) < 1e-12);
+  BOOST_TEST(same_everywhere(fingerprint(shared.parameters())));
+}
+
+BOOST_AUTO_TEST_CASE(with_dropout_every_rank_holds_the_same_weights_after_every_step) {
+  const int rank = distributed::rank(), world = distributed::world_size();
+  Generator g(9);  // the same initial weights everywhere...
+  Model model(0.3, &g);
+  g.seed_with(100 + rank);  // ... then a dropout stream of each rank's own (the modules keep drawing from g)
+  optim::Adam optimizer(model.parameters(), {.lr = 1e-2});
+  for (int step = 0; step < 4; ++step) {
+    const auto [tokens, labels] = batch_for(step, 8);
+    optimizer.zero_grad();
+    const auto [begin, end] = distributed::shard(8, rank, world);
+    model.loss(tokens, labels, begin, end, 8).backward();
+    // Parameters without a gradient on one rank would make the ranks send different buckets: zeros.
+    distributed::average_gradients(model.parameters(), {.bucket_bytes = 1024});  // several buckets
+    optimizer.step();
+    BOOST_TEST(same_everywhere(fingerprint(model.parameters())), "after step " << step);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(sums_of_counts_reach_every_rank) {
+  std::array<double, 2> counts = {1.0, static_cast<double>(distributed::rank())};
+  distributed::all_reduce_sum(counts);
+  const int n = distributed::world_size();
+  BOOST_TEST(counts[0] == n);
+  BOOST_TEST(counts[1] == n * (n - 1) / 2);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
