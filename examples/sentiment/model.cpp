@@ -4,11 +4,13 @@
 #include <functional>
 #include <sstream>
 
+#include "examples/common/json_file.h"
 #include "tensor/file_io.h"
 
 namespace sentiment {
 
 using namespace minigrad;
+using examples::parse_json;
 using json = nlohmann::json;
 
 json Config::to_json() const {
@@ -101,22 +103,6 @@ Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths) {
 }
 
 namespace {
-
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error("checkpoint", "cannot open " + file.string());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-json parse_json(const std::filesystem::path& file) {
-  try {
-    return json::parse(read_text(file));
-  } catch (const json::exception& e) {
-    throw Error("checkpoint", file.string() + " is not valid JSON: " + e.what());
-  }
-}
 
 // A short fingerprint of the vocabulary: the same tokens in the same order give the same text.
 std::string fingerprint(const Vocabulary& v) {
