@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <ostream>
 #include <string>
 
@@ -60,6 +61,30 @@ class Progress {
   bool interactive_;
   int64_t total_;
   Clock::time_point start_, last_;
+};
+
+// The mean loss over the first and over the last `window` steps of a run: a summary that one noisy step
+// does not move.
+class LossSummary {
+ public:
+  explicit LossSummary(size_t window = 50) : window_(window) {}
+
+  void add(double loss) {
+    if (count_++ < window_) first_sum_ += loss;
+    last_.push_back(loss);
+    last_sum_ += loss;
+    if (last_.size() > window_) {
+      last_sum_ -= last_.front();
+      last_.pop_front();
+    }
+  }
+  double first() const { return count_ ? first_sum_ / static_cast<double>(std::min(count_, window_)) : 0; }
+  double last() const { return last_.empty() ? 0 : last_sum_ / static_cast<double>(last_.size()); }
+
+ private:
+  size_t window_, count_ = 0;
+  double first_sum_ = 0, last_sum_ = 0;
+  std::deque<double> last_;
 };
 
 }  // namespace examples

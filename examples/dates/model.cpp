@@ -24,24 +24,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Config, num_hiddens, num_heads, ffn_num_hidde
                                    weight_decay, warmup, clip, seed, held_out, validation)
 
 json Config::to_json() const {
-  json j = *this;
-  j["kind"] = kKind;
-  return j;
+  return examples::config_to_json(*this, kKind);
 }
 
 Config Config::from_json(const json& j, const std::string& source) {
-  if (!j.is_object() || !j.contains("kind") || j["kind"] != kKind) {
-    throw Error("checkpoint",
-                source + " is not the configuration of a date model (no \"kind\": \"" + kKind + "\"; " +
-                    (j.is_object() && j.contains("kind") ? "it says " + j["kind"].dump()
-                                                         : std::string("another kind of model?")) +
-                    ")");
-  }
-  try {
-    return j.get<Config>();
-  } catch (const json::exception& e) {
-    throw Error("checkpoint", source + ": " + e.what());
-  }
+  return examples::config_from_json<Config>(j, source, kKind, "a date model");
 }
 
 std::string Config::architecture() const {
@@ -92,12 +79,7 @@ Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
       Config::from_json(examples::parse_json(dir / "config.json"), (dir / "config.json").string());
   const std::string weights = (dir / "model.safetensors").string();
   const SafetensorsFile file = load_safetensors(weights);
-  const auto recorded = file.metadata.find("architecture");
-  const std::string architecture = recorded == file.metadata.end() ? "(not recorded)" : recorded->second;
-  if (architecture != config.architecture()) {
-    throw Error("checkpoint", weights + " holds a model of " + architecture + ", but config.json says " +
-                                  config.architecture());
-  }
+  examples::check_architecture(file, weights, config.architecture());
   auto model = make_model(config);
   optim::load_weights(*model, file, weights);
   model->eval();

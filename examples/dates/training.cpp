@@ -64,8 +64,8 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Date>& training_days
        .total_steps = total + 1});
   examples::Progress progress(out, interactive, total);
   TrainingLog log;
-  double tokens = 0, window_loss = 0;
-  int64_t window = 0;
+  double tokens = 0;
+  examples::LossSummary losses;
   model.train();
   for (int64_t step = 0; step < total; ++step) {
     std::vector<Example> examples;
@@ -85,19 +85,14 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Date>& training_days
     optim::clip_grad_norm(optimizer.parameters(), c.clip);
     optimizer.step();
     tokens += static_cast<double>(batch.tokens);
-    window_loss += loss.item();
-    ++window;
-    if (step + 1 == 50 || (step + 1 == total && step + 1 < 50)) log.first_loss = window_loss / window;
-    if (window == 50 || step + 1 == total) {
-      log.last_loss = window_loss / window;
-      window_loss = 0;
-      window = 0;
-    }
+    losses.add(loss.item());
     char stats[64];
     std::snprintf(stats, sizeof stats, "loss %.4f", loss.item());
     progress.update(step + 1, stats, tokens);
   }
   model.eval();
+  log.first_loss = losses.first();
+  log.last_loss = losses.last();
   log.steps = total;
   log.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return log;

@@ -214,8 +214,8 @@ BOOST_AUTO_TEST_CASE(bad_input_and_the_wrong_checkpoint_get_clear_errors) {
   expect_error<Error>(
       [&] { Checkpoint::load(dir.path / "sentiment"); },
       "checkpoint: " + (dir.path / "sentiment" / "config.json").string() +
-          " is not the configuration of a date model (no \"kind\": \"minigrad-dates\"; another "
-          "kind of model?)");
+          " is not the configuration of a date model (it has no \"kind\": \"minigrad-dates\"; "
+          "another kind of model?)");
   // config.json of another date model than the weights
   fs::copy_file(dir.path / "sentiment" / "model.safetensors", dir.path / "dates" / "model.safetensors",
                 fs::copy_options::overwrite_existing);
