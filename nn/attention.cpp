@@ -102,6 +102,24 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& opts) : 
   W_o = register_module("W_o", linear(opts.num_hiddens));
 }
 
+Variable MultiHeadAttention::split_heads(const Variable& x) const {
+  const int64_t h = options.num_heads, head = options.num_hiddens / h;
+  // (B, n, num_hiddens) -> (B, n, h, head) -> (B, h, n, head)
+  return permute(reshape(x, {x.shape()[0], x.shape()[1], h, head}), {0, 2, 1, 3});
+}
+
+Variable MultiHeadAttention::project_keys(const Variable& keys) const {
+  if (keys.rank() != 3)
+    throw ShapeError("MultiHeadAttention", "expects keys (B, n_k, k), got " + keys.shape().str());
+  return split_heads(W_k->forward(keys));
+}
+
+Variable MultiHeadAttention::project_values(const Variable& values) const {
+  if (values.rank() != 3)
+    throw ShapeError("MultiHeadAttention", "expects values (B, n_k, v), got " + values.shape().str());
+  return split_heads(W_v->forward(values));
+}
+
 Variable MultiHeadAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
                                      const AttentionMask& mask) {
   if (queries.rank() != 3 || keys.rank() != 3 || values.rank() != 3 || keys.shape()[1] != values.shape()[1] ||
@@ -110,15 +128,20 @@ Variable MultiHeadAttention::forward(const Variable& queries, const Variable& ke
                      "expects queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v), got " +
                          queries.shape().str() + ", " + keys.shape().str() + ", " + values.shape().str());
   }
-  const int64_t h = options.num_heads, head = options.num_hiddens / h;
-  // (B, n, num_hiddens) -> (B, n, h, head) -> (B, h, n, head): a view, no copy.
-  auto split_heads = [&](const Variable& x) {
-    return permute(reshape(x, {x.shape()[0], x.shape()[1], h, head}), {0, 2, 1, 3});
-  };
+  return attend(queries, project_keys(keys), project_values(values), mask);
+}
+
+Variable MultiHeadAttention::attend(const Variable& queries, const Variable& heads_k, const Variable& heads_v,
+                                    const AttentionMask& mask) {
+  if (queries.rank() != 3 || heads_k.rank() != 4 || heads_k.shape() != heads_v.shape() ||
+      heads_k.shape()[0] != queries.shape()[0] || heads_k.shape()[1] != options.num_heads) {
+    throw ShapeError("MultiHeadAttention",
+                     "attend expects queries (B, n_q, q) and projected keys and values (B, heads, n_k, "
+                     "head) alike, got " +
+                         queries.shape().str() + ", " + heads_k.shape().str() + ", " + heads_v.shape().str());
+  }
   const Variable q = split_heads(W_q->forward(queries));
-  const Variable k = split_heads(W_k->forward(keys));
-  const Variable v = split_heads(W_v->forward(values));
-  const Variable heads = attention->forward(q, k, v, mask);  // (B, h, n_q, head)
+  const Variable heads = attention->forward(q, heads_k, heads_v, mask);  // (B, h, n_q, head)
   // (B, h, n_q, head) -> (B, n_q, h, head) -> (B, n_q, num_hiddens)
   const Variable merged =
       reshape(permute(heads, {0, 2, 1, 3}), {queries.shape()[0], queries.shape()[1], options.num_hiddens});

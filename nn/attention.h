@@ -86,6 +86,17 @@ class MultiHeadAttention : public Module {
   Variable forward(const Variable& queries, const Variable& keys, const Variable& values,
                    const AttentionMask& mask = {});
 
+  // The two halves of forward(), for incremental decoding, which projects each key and value once and
+  // keeps them (a key/value cache) instead of re-projecting the whole prefix at every step:
+  //   forward(q, k, v, mask) == attend(q, project_keys(k), project_values(v), mask)
+  // keys (B, n_k, key_size) -> (B, num_heads, n_k, num_hiddens/num_heads), split into heads
+  Variable project_keys(const Variable& keys) const;
+  Variable project_values(const Variable& values) const;
+  // queries (B, n_q, query_size), heads_k and heads_v (B, num_heads, n_k, num_hiddens/num_heads)
+  //   -> (B, n_q, num_hiddens)
+  Variable attend(const Variable& queries, const Variable& heads_k, const Variable& heads_v,
+                  const AttentionMask& mask = {});
+
   // Per-head weights of the last forward pass: (B, num_heads, n_q, n_k).
   const Tensor& attention_weights() const { return attention->attention_weights(); }
 
@@ -94,6 +105,10 @@ class MultiHeadAttention : public Module {
   std::shared_ptr<DotProductAttention> attention;
   std::shared_ptr<Linear> W_q, W_k, W_v, W_o;
   MultiHeadAttentionOptions options;
+
+ private:
+  // (B, n, num_hiddens) -> (B, num_heads, n, num_hiddens/num_heads): a view, no copy.
+  Variable split_heads(const Variable& x) const;
 };
 
 }  // namespace minigrad::nn

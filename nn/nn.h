@@ -2,6 +2,8 @@
 #pragma once
 
 #include "nn/attention.h"
+#include "nn/decoder.h"
+#include "nn/decoding.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"

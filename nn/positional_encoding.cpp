@@ -33,14 +33,20 @@ PositionalEncoding::PositionalEncoding(const PositionalEncodingOptions& opts) : 
   }
 }
 
-Variable PositionalEncoding::forward(const Variable& x) const {
+Variable PositionalEncoding::forward(const Variable& x, int64_t start) const {
   if (x.rank() != 3 || x.shape()[2] != options.num_hiddens || x.shape()[1] > options.max_len) {
     throw ShapeError("PositionalEncoding", "expects (batch, steps <= " + std::to_string(options.max_len) +
                                                ", " + std::to_string(options.num_hiddens) + "), got " +
                                                x.shape().str());
   }
-  // P[:, :T, :] broadcast over the batch
-  return dropout->forward(x + slice(P, 1, 0, x.shape()[1]));
+  if (start < 0 || start + x.shape()[1] > options.max_len) {
+    throw ShapeError("PositionalEncoding", "positions " + std::to_string(start) + " to " +
+                                               std::to_string(start + x.shape()[1] - 1) +
+                                               " go past the maximum length " +
+                                               std::to_string(options.max_len));
+  }
+  // P[:, start:start+T, :] broadcast over the batch
+  return dropout->forward(x + slice(P, 1, start, start + x.shape()[1]));
 }
 
 std::string PositionalEncoding::extra_repr() const {

@@ -31,8 +31,9 @@ class PositionalEncoding : public Module {
   PositionalEncoding(int64_t num_hiddens, double dropout, int64_t max_len = 1000)
       : PositionalEncoding(PositionalEncodingOptions{num_hiddens, dropout, max_len, false}) {}
 
-  // X: (B, T, num_hiddens) with T <= max_len -> same shape
-  Variable forward(const Variable& x) const;
+  // X: (B, T, num_hiddens) -> same shape, adding the rows of positions start .. start + T - 1, which must
+  // be below max_len. start > 0 is for incremental decoding, which feeds a sequence a few steps at a time.
+  Variable forward(const Variable& x, int64_t start = 0) const;
 
   // The sinusoidal table (max_len, num_hiddens) of the formula above, in `dtype`.
   static Tensor sinusoids(int64_t max_len, int64_t num_hiddens, DType dtype = DType::Float64);

@@ -470,6 +470,58 @@ std::vector<GradcheckCase> build() {
                                    [layer, mask](In x) { return layer->forward(x[0], mask); });
               });
   }
+  for (bool norm_first : {false, true}) {
+    // Target 3 steps, source 4 (different lengths), both padded: the second target has 2 valid steps, the
+    // second source 2.
+    add_layer(std::string("nn::DecoderLayer (") + (norm_first ? "pre-norm" : "post-norm") +
+                  ", causal, target and source padding)",
+              [norm_first](Generator& g) {
+                auto layer = in_float64(
+                    std::make_shared<nn::DecoderLayer>(nn::DecoderLayerOptions{.num_hiddens = 4,
+                                                                               .ffn_num_hiddens = 6,
+                                                                               .num_heads = 2,
+                                                                               .dropout = 0.0,
+                                                                               .norm_first = norm_first}));
+                randomize(*layer, g);
+                const nn::DecoderMasks masks{.target_valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2}),
+                                             .source_valid_lens = Tensor::from_vector<int64_t>({4, 2}, {2})};
+                return layer_check(layer, {normal(g, {2, 3, 4}), normal(g, {2, 4, 4})},
+                                   [layer, masks](In x) { return layer->forward(x[0], x[1], masks); });
+              });
+  }
+  add_layer("nn::TransformerDecoder (decoder-only, tied weights, parameters)", [](Generator& g) {
+    auto layer = in_float64(
+        std::make_shared<nn::TransformerDecoder>(nn::TransformerDecoderOptions{.vocab_size = 5,
+                                                                               .num_hiddens = 4,
+                                                                               .ffn_num_hiddens = 4,
+                                                                               .num_heads = 2,
+                                                                               .num_layers = 2,
+                                                                               .max_len = 8,
+                                                                               .norm_first = true,
+                                                                               .cross_attention = false,
+                                                                               .tie_weights = true}));
+    randomize(*layer, g);
+    return layer_check(layer, {}, [layer](In) {
+      return layer->forward(Tensor::from_vector<int64_t>({1, 4, 2, 0, 3, 3}, {2, 3}), Variable(),
+                            {.target_valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
+    });
+  });
+  add_layer("nn::Transformer (encoder-decoder, parameters)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::Transformer>(nn::TransformerOptions{.source_vocab_size = 6,
+                                                                                     .target_vocab_size = 5,
+                                                                                     .num_hiddens = 4,
+                                                                                     .ffn_num_hiddens = 4,
+                                                                                     .num_heads = 2,
+                                                                                     .max_source_len = 8,
+                                                                                     .max_target_len = 8}));
+    randomize(*layer, g);
+    return layer_check(layer, {}, [layer](In) {
+      return layer->forward(Tensor::from_vector<int64_t>({1, 5, 2, 4, 0, 3, 3, 1}, {2, 4}),
+                            Tensor::from_vector<int64_t>({0, 4, 2, 0, 3, 3}, {2, 3}),
+                            {.target_valid_lens = Tensor::from_vector<int64_t>({3, 1}, {2}),
+                             .source_valid_lens = Tensor::from_vector<int64_t>({4, 2}, {2})});
+    });
+  });
   add_layer("nn::TransformerEncoder (2 layers, parameters)", [](Generator& g) {
     auto layer = in_float64(
         std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{.vocab_size = 6,

@@ -1,8 +1,8 @@
 // The catalogue of gradient checks: every differentiable op, on random shapes, including broadcast
 // operands, an input used twice, and non-contiguous (transposed or sliced) inputs; and every layer of nn/,
 // with respect to its inputs and its parameters, including attention with each kind of mask and
-// cross-attention. The gradcheck report
-// program prints a table over it; the test suite asserts that every case passes.
+// cross-attention, and the decoder layers (DecoderLayer, TransformerDecoder, Transformer). The gradcheck
+// report program prints a table over it; the test suite asserts that every case passes.
 #pragma once
 
 #include <functional>

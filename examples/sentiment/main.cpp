@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "examples/common/cli_options.h"
 #include "examples/sentiment/attention_plot.h"
 #include "examples/sentiment/training.h"
 #include "tensor/file_io.h"
@@ -172,21 +173,7 @@ int main(int argc, char** argv) {
   train->add_option("--batch-size", config.batch_size, "Reviews per step")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  train->add_option("--lr", config.lr, "Peak learning rate (AdamW)")
-      ->check(CLI::Range(1e-7, 10.0))
-      ->capture_default_str();
-  train->add_option("--weight-decay", config.weight_decay, "AdamW weight decay")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  train->add_option("--warmup", config.warmup, "Fraction of steps spent warming up")
-      ->check(CLI::Range(0.0, 0.9))
-      ->capture_default_str();
-  train->add_option("--clip", config.clip, "Gradient norm limit")
-      ->check(CLI::Range(1e-6, 1e6))
-      ->capture_default_str();
-  train->add_option("--dropout", config.dropout, "Dropout probability")
-      ->check(CLI::Range(0.0, 0.9))
-      ->capture_default_str();
+  examples::add_training_options(train, config);
   train->add_option("--attention-dropout", config.attention_dropout, "Dropout on the attention weights")
       ->check(CLI::Range(0.0, 0.9))
       ->capture_default_str();
@@ -198,15 +185,6 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train->add_option("--min-freq", config.min_freq, "Least count for a token to get its own id")
       ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  train->add_option("--hiddens", config.num_hiddens, "Model width")
-      ->check(CLI::Range(2, 4096))
-      ->capture_default_str();
-  train->add_option("--heads", config.num_heads, "Attention heads (must divide --hiddens)")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  train->add_option("--ffn", config.ffn_num_hiddens, "Width of the position-wise FFN")
-      ->check(CLI::Range(1, 65536))
       ->capture_default_str();
   train->add_option("--layers", config.num_layers, "Encoder layers")
       ->check(CLI::Range(1, 64))

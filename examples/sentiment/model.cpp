@@ -3,11 +3,14 @@
 #include <functional>
 #include <sstream>
 
+#include "examples/common/checkpoint_folder.h"
+#include "examples/common/json_file.h"
 #include "tensor/file_io.h"
 
 namespace sentiment {
 
 using namespace minigrad;
+using examples::parse_json;
 using json = nlohmann::json;
 
 json Config::to_json() const {
@@ -132,14 +135,6 @@ Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths) {
 
 namespace {
 
-json parse_json(const std::filesystem::path& file) {
-  try {
-    return json::parse(read_file("checkpoint", file.string()));
-  } catch (const json::exception& e) {
-    throw Error("checkpoint", file.string() + " is not valid JSON: " + e.what());
-  }
-}
-
 // A short fingerprint of the vocabulary: the same tokens in the same order give the same text.
 std::string fingerprint(const Vocabulary& v) {
   size_t h = 0;
@@ -152,19 +147,9 @@ std::string fingerprint(const Vocabulary& v) {
 }  // namespace
 
 void Checkpoint::save(const std::filesystem::path& dir) const {
-  // Everything that can fail for a reason of the data's own (JSON refuses a token that is not UTF-8)
-  // happens here, in memory, before the old checkpoint is touched; then the folder is replaced whole.
-  std::vector<FolderFile> files;
-  try {
-    files.emplace_back("config.json", config.to_json().dump(2) + "\n");
-    files.emplace_back("vocab.json", json(vocabulary.tokens()).dump() + "\n");
-  } catch (const json::exception& e) {
-    throw Error("checkpoint", "cannot save " + dir.string() + ": " + e.what());
-  }
-  files.emplace_back("model.safetensors",
-                     optim::serialize_weights(*model, {{"architecture", config.architecture()},
-                                                       {"vocabulary", fingerprint(vocabulary)}}));
-  write_folder_atomically(dir.string(), files);
+  examples::save_checkpoint_folder(
+      dir, config.to_json(), vocabulary.tokens(), *model,
+      {{"architecture", config.architecture()}, {"vocabulary", fingerprint(vocabulary)}});
 }
 
 Checkpoint Checkpoint::load(const std::filesystem::path& dir) {

@@ -1,5 +1,7 @@
 #include "examples/sentiment/training.h"
 
+#include "examples/common/progress.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -159,55 +161,6 @@ Prediction predict(const Checkpoint& checkpoint, const std::string& text) {
   return out;
 }
 
-namespace {
-
-std::string clock_text(double seconds) {
-  const int s = static_cast<int>(std::lround(std::max(0.0, seconds)));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%d:%02d", s / 60, s % 60);
-  return buf;
-}
-
-// Training progress: a bar redrawn in place on a terminal, or a plain line every few seconds in a log.
-class Progress {
- public:
-  Progress(std::ostream& out, bool interactive, int64_t total_steps)
-      : out_(out), interactive_(interactive), total_(total_steps), start_(Clock::now()), last_(start_) {}
-
-  void update(int64_t epoch, int64_t epochs, int64_t step, double loss, double accuracy, double tokens) {
-    const auto now = Clock::now();
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const bool last_step = step == total_;
-    if (!last_step && std::chrono::duration<double>(now - last_).count() < (interactive_ ? 0.25 : 10.0))
-      return;
-    last_ = now;
-    const double eta =
-        step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total_ - step) : 0;
-    char stats[200];
-    std::snprintf(stats, sizeof stats,
-                  "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.4f  %.0f tokens/s  ETA %s",
-                  static_cast<long long>(epoch), static_cast<long long>(epochs), static_cast<long long>(step),
-                  static_cast<long long>(total_), loss, accuracy, tokens / std::max(elapsed, 1e-9),
-                  clock_text(eta).c_str());
-    if (interactive_) {
-      constexpr int kWidth = 24;
-      const int filled = static_cast<int>(kWidth * step / std::max<int64_t>(total_, 1));
-      out_ << "\r[" << std::string(filled, '#') << std::string(kWidth - filled, '.') << "] " << stats
-           << "\033[K" << (last_step ? "\n" : "") << std::flush;
-    } else {
-      out_ << "[" << clock_text(elapsed) << "] " << stats << "\n" << std::flush;
-    }
-  }
-
- private:
-  std::ostream& out_;
-  bool interactive_;
-  int64_t total_;
-  Clock::time_point start_, last_;
-};
-
-}  // namespace
-
 TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
                   const TrainOptions& options) {
   if (examples.empty()) throw ValueError("train", "no examples to train on");
@@ -224,7 +177,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
       {.peak_lr = c.lr,
        .warmup_steps = static_cast<int64_t>(c.warmup * static_cast<double>(total)),
        .total_steps = std::max<int64_t>(total, 1) + 1});
-  Progress progress(out, options.interactive, total);
+  examples::Progress progress(out, options.interactive, total);
   TrainingLog log;
   int64_t step = 0;
   double tokens = 0;
@@ -261,8 +214,12 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
       correct += count_correct(logits, batch.labels);
       seen += n;
       tokens += static_cast<double>(batch.token_count);
-      progress.update(epoch, c.epochs, step, loss_sum / static_cast<double>(seen),
-                      static_cast<double>(correct) / static_cast<double>(seen), tokens);
+      char stats[120];
+      std::snprintf(stats, sizeof stats, "epoch %lld/%lld  loss %.4f  acc %.4f",
+                    static_cast<long long>(epoch), static_cast<long long>(c.epochs),
+                    loss_sum / static_cast<double>(seen),
+                    static_cast<double>(correct) / static_cast<double>(seen));
+      progress.update(step, stats, tokens);
     }
     log.epoch_loss.push_back(seen ? loss_sum / static_cast<double>(seen) : 0);
     log.epoch_accuracy.push_back(seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0);

@@ -176,7 +176,7 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
   BOOST_TEST(log.epoch_loss.back() < 0.5 * log.epoch_loss.front(),
              "losses: " << log.epoch_loss.front() << " -> " << log.epoch_loss.back());
   BOOST_TEST(evaluate(*checkpoint.model, examples).accuracy > 0.95);
-  BOOST_TEST(progress.str().find("epoch 5/5  step 40/40") != std::string::npos, progress.str());
+  BOOST_TEST(progress.str().find("step 40/40  epoch 5/5") != std::string::npos, progress.str());
 
   const fs::path dir = fs::temp_directory_path() / "sentiment_checkpoint_test";
   checkpoint.save(dir);

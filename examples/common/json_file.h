@@ -1,0 +1,65 @@
+// Reading and checking the small files of a checkpoint folder (config.json, the weights' metadata), with
+// errors that name the file.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "tensor/error.h"
+#include "tensor/file_io.h"
+#include "tensor/safetensors.h"
+
+namespace examples {
+
+// A checkpoint's JSON file, read as an untrusted regular file (minigrad::read_file) and parsed.
+inline nlohmann::json parse_json(const std::filesystem::path& file) {
+  try {
+    return nlohmann::json::parse(minigrad::read_file("checkpoint", file.string()));
+  } catch (const nlohmann::json::exception& e) {
+    throw minigrad::Error("checkpoint", file.string() + " is not valid JSON: " + e.what());
+  }
+}
+
+// config.json of a model: the Config's fields (to_json/from_json found by argument-dependent lookup) and a
+// "kind" naming the program, so that one program refuses another's checkpoint.
+template <typename Config>
+nlohmann::json config_to_json(const Config& config, const std::string& kind) {
+  nlohmann::json j = config;
+  j["kind"] = kind;
+  return j;
+}
+
+// `description` says what the caller expected, for the error: "a date model".
+template <typename Config>
+Config config_from_json(const nlohmann::json& j, const std::string& source, const std::string& kind,
+                        const std::string& description) {
+  if (!j.is_object() || !j.contains("kind")) {
+    throw minigrad::Error("checkpoint", source + " is not the configuration of " + description +
+                                            " (it has no \"kind\": \"" + kind +
+                                            "\"; another kind of model?)");
+  }
+  if (j["kind"] != kind) {
+    throw minigrad::Error("checkpoint", source + " is the configuration of a " + j["kind"].dump() +
+                                            " model, not of " + description);
+  }
+  try {
+    return j.get<Config>();
+  } catch (const nlohmann::json::exception& e) {
+    throw minigrad::Error("checkpoint", source + ": " + e.what());
+  }
+}
+
+// The weights file records the architecture it was saved with; it must be the one config.json describes.
+inline void check_architecture(const minigrad::SafetensorsFile& file, const std::string& weights,
+                               const std::string& expected) {
+  const auto recorded = file.metadata.find("architecture");
+  const std::string architecture = recorded == file.metadata.end() ? "(not recorded)" : recorded->second;
+  if (architecture != expected) {
+    throw minigrad::Error(
+        "checkpoint", weights + " holds a model of " + architecture + ", but config.json says " + expected);
+  }
+}
+
+}  // namespace examples

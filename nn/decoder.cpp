@@ -1,0 +1,248 @@
+#include "nn/decoder.h"
+
+#include <cmath>
+
+#include "autograd/functions.h"
+#include "tensor/ops.h"
+
+namespace minigrad::nn {
+
+DecoderLayer::DecoderLayer(const DecoderLayerOptions& opts) : options(opts) {
+  const MultiHeadAttentionOptions attention_options{.num_hiddens = opts.num_hiddens,
+                                                    .num_heads = opts.num_heads,
+                                                    .dropout = opts.attention_dropout.value_or(opts.dropout),
+                                                    .bias = opts.bias};
+  self_attention = register_module("self_attention", std::make_shared<MultiHeadAttention>(attention_options));
+  addnorm1 = register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
+  if (opts.cross_attention) {
+    cross_attention =
+        register_module("cross_attention", std::make_shared<MultiHeadAttention>(attention_options));
+    addnorm2 = register_module("addnorm2", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
+  }
+  ffn = register_module(
+      "ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens, opts.activation));
+  addnorm3 = register_module("addnorm3", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
+}
+
+template <typename SelfAttend, typename CrossAttend>
+Variable DecoderLayer::sublayers(const Variable& x, SelfAttend&& self_attend, CrossAttend&& cross_attend) {
+  if (!options.norm_first) {
+    Variable y = addnorm1->forward(x, self_attend(x));
+    if (cross_attention) y = addnorm2->forward(y, cross_attend(y));
+    return addnorm3->forward(y, ffn->forward(y));
+  }
+  // Pre-norm: the same modules in another order; the residual stream itself is never normalised.
+  Variable y = x + addnorm1->dropout->forward(self_attend(addnorm1->ln->forward(x)));
+  if (cross_attention) y = y + addnorm2->dropout->forward(cross_attend(addnorm2->ln->forward(y)));
+  return y + addnorm3->dropout->forward(ffn->forward(addnorm3->ln->forward(y)));
+}
+
+namespace {
+
+void check_memory(const Variable& x, const Variable& memory, int64_t num_hiddens) {
+  if (!memory.defined() || memory.rank() != 3 || memory.shape()[0] != x.shape()[0] ||
+      memory.shape()[2] != num_hiddens) {
+    throw ShapeError("DecoderLayer", "expects memory (B = " + std::to_string(x.shape()[0]) + ", S, " +
+                                         std::to_string(num_hiddens) + ") from the encoder, got " +
+                                         (memory.defined() ? memory.shape().str() : std::string("none")));
+  }
+}
+
+void check_input(const Variable& x, int64_t num_hiddens) {
+  if (x.rank() != 3 || x.shape()[2] != num_hiddens) {
+    throw ShapeError("DecoderLayer",
+                     "expects x (B, T, " + std::to_string(num_hiddens) + "), got " + x.shape().str());
+  }
+}
+
+}  // namespace
+
+Variable DecoderLayer::forward(const Variable& x, const Variable& memory, const DecoderMasks& masks) {
+  check_input(x, options.num_hiddens);
+  if (cross_attention) check_memory(x, memory, options.num_hiddens);
+  // Causal, and padding keys hidden: PyTorch's tgt_mask plus tgt_key_padding_mask.
+  const AttentionMask self_mask{.valid_lens = masks.target_valid_lens, .causal = true};
+  const AttentionMask cross_mask{.valid_lens = masks.source_valid_lens};
+  return sublayers(
+      x, [&](const Variable& q) { return self_attention->forward(q, q, q, self_mask); },
+      [&](const Variable& q) { return cross_attention->forward(q, memory, memory, cross_mask); });
+}
+
+Variable DecoderLayer::forward_step(const Variable& x, LayerCache& cache, const Tensor& source_valid_lens) {
+  check_input(x, options.num_hiddens);
+  if (cross_attention && !cache.cross_keys.defined()) {
+    throw ValueError("DecoderLayer",
+                     "forward_step needs the memory's keys and values in the cache: make it with "
+                     "TransformerDecoder::start_cache");
+  }
+  const int64_t batch = x.shape()[0], n = x.shape()[1];
+  const int64_t t = cache.self_keys.defined() ? cache.self_keys.shape()[2] : 0;
+  if (t > 0 && cache.self_keys.shape()[0] != batch) {
+    throw ShapeError("DecoderLayer", "forward_step got a batch of " + std::to_string(batch) +
+                                         " rows for a cache of " +
+                                         std::to_string(cache.self_keys.shape()[0]));
+  }
+  auto self_attend = [&](const Variable& q) {
+    const Variable k = self_attention->project_keys(q), v = self_attention->project_values(q);  // (B,h,n,hs)
+    cache.self_keys = t > 0 ? concat({cache.self_keys, k}, 2) : k;  // (B, h, t + n, hs)
+    cache.self_values = t > 0 ? concat({cache.self_values, v}, 2) : v;
+    // New position t + i sees keys 0 .. t + i: a per-query valid length. One new position sees them all.
+    AttentionMask mask;
+    if (n > 1) {
+      mask.valid_lens =
+          Tensor::arange(static_cast<double>(t + 1), static_cast<double>(t + n + 1), 1, DType::Int64)
+              .unsqueeze(0)
+              .expand({batch, n});
+    }
+    return self_attention->attend(q, cache.self_keys, cache.self_values, mask);
+  };
+  auto cross_attend = [&](const Variable& q) {
+    return cross_attention->attend(q, cache.cross_keys, cache.cross_values,
+                                   {.valid_lens = source_valid_lens});
+  };
+  return sublayers(x, self_attend, cross_attend);
+}
+
+void DecoderCache::select_rows(const Tensor& rows) {
+  auto pick = [&](Variable& v) {
+    if (v.defined()) v = Variable(index_select(v.data(), 0, rows));
+  };
+  for (LayerCache& layer : layers) {
+    pick(layer.self_keys);
+    pick(layer.self_values);
+    pick(layer.cross_keys);
+    pick(layer.cross_values);
+  }
+  if (source_valid_lens.defined()) source_valid_lens = index_select(source_valid_lens, 0, rows);
+}
+
+TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : options(opts) {
+  embedding = register_module(
+      "embedding", std::make_shared<Embedding>(opts.vocab_size, opts.num_hiddens, opts.padding_idx));
+  pos_encoding = register_module(
+      "pos_encoding",
+      std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = opts.num_hiddens,
+                                                                     .dropout = opts.dropout,
+                                                                     .max_len = opts.max_len,
+                                                                     .learnable = opts.learnable_positions}));
+  layers = register_module("layers", std::make_shared<ModuleList>());
+  for (int64_t i = 0; i < opts.num_layers; ++i) {
+    layer_list.push_back(layers->push_back(
+        std::make_shared<DecoderLayer>(DecoderLayerOptions{.num_hiddens = opts.num_hiddens,
+                                                           .ffn_num_hiddens = opts.ffn_num_hiddens,
+                                                           .num_heads = opts.num_heads,
+                                                           .dropout = opts.dropout,
+                                                           .attention_dropout = opts.attention_dropout,
+                                                           .bias = opts.bias,
+                                                           .norm_first = opts.norm_first,
+                                                           .cross_attention = opts.cross_attention,
+                                                           .activation = opts.activation})));
+  }
+  if (opts.final_norm.value_or(opts.norm_first))
+    final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));
+  if (opts.tie_weights) {
+    output_bias = register_parameter("output_bias", Tensor::zeros({opts.vocab_size}));
+  } else {
+    output = register_module("output", std::make_shared<Linear>(opts.num_hiddens, opts.vocab_size));
+  }
+}
+
+Variable TransformerDecoder::embed(const Tensor& tokens, int64_t start) const {
+  if (tokens.rank() != 2)
+    throw ShapeError("TransformerDecoder", "expects tokens (B, T), got " + tokens.shape().str());
+  // √d, as the encoder: the embedding and the positional encoding then have comparable sizes.
+  const Variable x = embedding->forward(tokens) * std::sqrt(static_cast<double>(options.num_hiddens));
+  return pos_encoding->forward(x, start);
+}
+
+Variable TransformerDecoder::logits(const Variable& x) const {
+  const Variable h = final_norm ? final_norm->forward(x) : x;
+  if (output) return output->forward(h);
+  // Tied: h·Eᵀ + b, with E the (vocab_size, num_hiddens) embedding table.
+  return matmul(h, transpose(embedding->weight, 0, 1)) + output_bias;
+}
+
+Variable TransformerDecoder::forward(const Tensor& tokens, const Variable& memory,
+                                     const DecoderMasks& masks) {
+  Variable x = embed(tokens, 0);
+  for (const auto& layer : layer_list) x = layer->forward(x, memory, masks);
+  return logits(x);
+}
+
+DecoderCache TransformerDecoder::start_cache(const Variable& memory, const Tensor& source_valid_lens) {
+  DecoderCache cache;
+  cache.layers.resize(layer_list.size());
+  cache.source_valid_lens = source_valid_lens;
+  if (!options.cross_attention) return cache;
+  if (!memory.defined() || memory.rank() != 3 || memory.shape()[2] != options.num_hiddens) {
+    throw ShapeError("TransformerDecoder",
+                     "start_cache expects memory (B, S, " + std::to_string(options.num_hiddens) + "), got " +
+                         (memory.defined() ? memory.shape().str() : std::string("none")));
+  }
+  for (size_t i = 0; i < layer_list.size(); ++i) {
+    cache.layers[i].cross_keys = layer_list[i]->cross_attention->project_keys(memory);
+    cache.layers[i].cross_values = layer_list[i]->cross_attention->project_values(memory);
+  }
+  return cache;
+}
+
+Variable TransformerDecoder::forward_step(const Tensor& tokens, DecoderCache& cache) {
+  if (cache.layers.size() != layer_list.size()) {
+    throw ValueError("TransformerDecoder", "the cache has " + std::to_string(cache.layers.size()) +
+                                               " layers, the decoder " + std::to_string(layer_list.size()) +
+                                               ": make it with this decoder's start_cache");
+  }
+  Variable x = embed(tokens, cache.length);
+  for (size_t i = 0; i < layer_list.size(); ++i)
+    x = layer_list[i]->forward_step(x, cache.layers[i], cache.source_valid_lens);
+  cache.length += tokens.shape()[1];
+  return logits(x);
+}
+
+std::vector<Tensor> TransformerDecoder::cross_attention_weights() const {
+  std::vector<Tensor> out;
+  for (const auto& layer : layer_list) {
+    if (layer->cross_attention) out.push_back(layer->cross_attention->attention_weights());
+  }
+  return out;
+}
+
+Transformer::Transformer(const TransformerOptions& opts) : options(opts) {
+  encoder = register_module("encoder", std::make_shared<TransformerEncoder>(TransformerEncoderOptions{
+                                           .vocab_size = opts.source_vocab_size,
+                                           .num_hiddens = opts.num_hiddens,
+                                           .ffn_num_hiddens = opts.ffn_num_hiddens,
+                                           .num_heads = opts.num_heads,
+                                           .num_layers = opts.num_encoder_layers,
+                                           .dropout = opts.dropout,
+                                           .attention_dropout = opts.attention_dropout,
+                                           .bias = opts.bias,
+                                           .max_len = opts.max_source_len,
+                                           .norm_first = opts.norm_first,
+                                           .padding_idx = opts.padding_idx,
+                                           .activation = opts.activation}));
+  decoder = register_module("decoder", std::make_shared<TransformerDecoder>(TransformerDecoderOptions{
+                                           .vocab_size = opts.target_vocab_size,
+                                           .num_hiddens = opts.num_hiddens,
+                                           .ffn_num_hiddens = opts.ffn_num_hiddens,
+                                           .num_heads = opts.num_heads,
+                                           .num_layers = opts.num_decoder_layers,
+                                           .dropout = opts.dropout,
+                                           .attention_dropout = opts.attention_dropout,
+                                           .bias = opts.bias,
+                                           .max_len = opts.max_target_len,
+                                           .norm_first = opts.norm_first,
+                                           .padding_idx = opts.padding_idx,
+                                           .activation = opts.activation,
+                                           .tie_weights = opts.tie_weights}));
+}
+
+Variable Transformer::encode(const Tensor& source, const Tensor& source_valid_lens) {
+  return encoder->forward(source, {.valid_lens = source_valid_lens});
+}
+
+Variable Transformer::forward(const Tensor& source, const Tensor& target, const DecoderMasks& masks) {
+  return decoder->forward(target, encode(source, masks.source_valid_lens), masks);
+}
+
+}  // namespace minigrad::nn
