@@ -155,6 +155,17 @@ void all_reduce_sum(std::span<double> values) {
   });
 }
 
+std::vector<uint64_t> all_gather(std::span<const uint64_t> values) {
+  const Context& context = Context::current();
+  if (!context.uses_mpi()) return {values.begin(), values.end()};
+  std::vector<uint64_t> out(values.size() * static_cast<size_t>(context.world_size()));
+  timed([&] {
+    MPI_Allgather(values.data(), static_cast<int>(values.size()), MPI_UINT64_T, out.data(),
+                  static_cast<int>(values.size()), MPI_UINT64_T, MPI_COMM_WORLD);
+  });
+  return out;
+}
+
 std::pair<int64_t, int64_t> shard(int64_t count, int rank, int world_size) {
   if (world_size < 1 || rank < 0 || rank >= world_size || count < 0) {
     throw ValueError("shard", "rank " + std::to_string(rank) + " of " + std::to_string(world_size) + " for " +

@@ -44,6 +44,10 @@ void average_gradients(const std::vector<Variable>& parameters, const AllReduceO
 // Sums `values` over the ranks, in place (losses, counts of correct predictions, token counts).
 void all_reduce_sum(std::span<double> values);
 
+// Every rank's `values` (the same count on each), concatenated in rank order, on every rank: e.g. each
+// rank's random-generator state, for a checkpoint that rank 0 writes.
+std::vector<uint64_t> all_gather(std::span<const uint64_t> values);
+
 // Rank `rank`'s share [begin, end) of `count` items split into `world_size` contiguous shares as equal as
 // possible (the first count % world_size ranks take one more).
 std::pair<int64_t, int64_t> shard(int64_t count, int rank, int world_size);

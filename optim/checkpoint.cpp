@@ -1,7 +1,10 @@
 #include "optim/checkpoint.h"
 
+#include "tensor/file_io.h"
+
 #include <bit>
 #include <set>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 
@@ -10,7 +13,7 @@ namespace minigrad::optim {
 namespace {
 
 constexpr const char* kOptimizerPrefix = "optimizer.";
-constexpr const char* kGeneratorTensor = "generator.state";
+constexpr const char* kGeneratorPrefix = "generator.";
 
 // "a, b, c and 4 more"
 std::string list_names(const std::vector<std::string>& names) {
@@ -82,69 +85,90 @@ void load_weights(nn::Module& module, const std::string& path) {
   load_weights(module, load_safetensors(path), path);
 }
 
-void save_training_state(const std::string& path, const Optimizer& optimizer, const Generator& generator,
-                         int64_t step, const std::map<std::string, std::string>& metadata) {
+std::string serialize_training_state(const Optimizer& optimizer, const TrainingState& state) {
   std::vector<std::pair<std::string, Tensor>> tensors;
   for (const auto& [name, t] : optimizer.state_tensors()) tensors.emplace_back(kOptimizerPrefix + name, t);
-  // The generator's four 64-bit words, stored bit for bit as int64.
-  std::vector<int64_t> words;
-  for (uint64_t w : generator.state()) words.push_back(std::bit_cast<int64_t>(w));
-  tensors.emplace_back(kGeneratorTensor, Tensor::from_vector(words, {4}));
-  std::map<std::string, std::string> meta = metadata;
+  for (const auto& [name, words] : state.generators) {
+    // The generator's four 64-bit words, stored bit for bit as int64.
+    std::vector<int64_t> w;
+    for (uint64_t word : words) w.push_back(std::bit_cast<int64_t>(word));
+    tensors.emplace_back(kGeneratorPrefix + name, Tensor::from_vector(w, {4}));
+  }
+  std::map<std::string, std::string> meta = state.metadata;
   meta["optimizer"] = optimizer.name();
-  meta["step"] = std::to_string(step);
+  meta["step"] = std::to_string(state.step);
   meta["parameters"] = std::to_string(optimizer.parameters().size());
-  save_safetensors(path, tensors, meta);
+  return serialize_safetensors(tensors, meta);
 }
 
-int64_t load_training_state(const std::string& path, Optimizer& optimizer, Generator& generator) {
-  const SafetensorsFile file = load_safetensors(path);
+TrainingState load_training_state(const SafetensorsFile& file, const std::string& source,
+                                  Optimizer& optimizer) {
   auto meta = [&](const std::string& key) {
     auto it = file.metadata.find(key);
     if (it == file.metadata.end())
-      throw Error("load_training_state", path + ": no '" + key + "' in the metadata");
+      throw Error("load_training_state", source + ": no '" + key + "' in the metadata");
     return it->second;
   };
   if (meta("optimizer") != optimizer.name()) {
     throw Error("load_training_state",
-                path + ": holds the state of " + meta("optimizer") + ", not " + optimizer.name());
+                source + ": holds the state of " + meta("optimizer") + ", not " + optimizer.name());
   }
   if (meta("parameters") != std::to_string(optimizer.parameters().size())) {
-    throw Error("load_training_state", path + ": saved for " + meta("parameters") +
+    throw Error("load_training_state", source + ": saved for " + meta("parameters") +
                                            " parameters, the optimizer has " +
                                            std::to_string(optimizer.parameters().size()));
   }
-  int64_t step = 0;
+  TrainingState state;
+  state.metadata = file.metadata;
   try {
     size_t used = 0;
-    step = std::stoll(meta("step"), &used);
-    if (used != meta("step").size()) throw std::invalid_argument("trailing characters");
+    state.step = std::stoll(meta("step"), &used);
+    if (used != meta("step").size() || state.step < 0) throw std::invalid_argument("not a step");
   } catch (const std::logic_error&) {
-    throw Error("load_training_state", path + ": step '" + meta("step") + "' is not a whole number");
+    throw Error("load_training_state", source + ": step '" + meta("step") + "' is not a whole number");
   }
-  const Tensor* words = file.find(kGeneratorTensor);
-  if (!words || words->dtype() != DType::Int64 || words->shape() != Shape{4}) {
-    throw Error("load_training_state",
-                path + ": '" + std::string(kGeneratorTensor) + "' is missing or not int64 [4]");
-  }
-  std::vector<std::pair<std::string, Tensor>> state;
-  const std::string prefix = kOptimizerPrefix;
+  std::vector<std::pair<std::string, Tensor>> optimizer_state;
   for (const auto& [name, t] : file.tensors) {
-    if (name == kGeneratorTensor) continue;
-    if (name.rfind(prefix, 0) != 0)
-      throw Error("load_training_state", path + ": unexpected tensor '" + name + "'");
-    state.emplace_back(name.substr(prefix.size()), t);
+    if (name.rfind(kGeneratorPrefix, 0) == 0) {
+      if (t.dtype() != DType::Int64 || t.shape() != Shape{4}) {
+        throw Error("load_training_state", source + ": '" + name + "' is not int64 [4]");
+      }
+      Generator::State words;
+      const std::vector<int64_t> w = t.to_vector<int64_t>();
+      for (size_t i = 0; i < 4; ++i) words[i] = std::bit_cast<uint64_t>(w[i]);
+      state.generators[name.substr(std::string(kGeneratorPrefix).size())] = words;
+    } else if (name.rfind(kOptimizerPrefix, 0) == 0) {
+      optimizer_state.emplace_back(name.substr(std::string(kOptimizerPrefix).size()), t);
+    } else {
+      throw Error("load_training_state", source + ": unexpected tensor '" + name + "'");
+    }
   }
   try {
-    optimizer.load_state_tensors(state);
+    optimizer.load_state_tensors(optimizer_state);
   } catch (const Error& e) {
-    throw Error("load_training_state", path + ": " + e.detail());
+    throw Error("load_training_state", source + ": " + e.detail());
   }
-  Generator::State s;
-  const std::vector<int64_t> w = words->to_vector<int64_t>();
-  for (size_t i = 0; i < 4; ++i) s[i] = std::bit_cast<uint64_t>(w[i]);
-  generator.set_state(s);
-  return step;
+  return state;
+}
+
+void save_training_state(const std::string& path, const Optimizer& optimizer, const Generator& generator,
+                         int64_t step, const std::map<std::string, std::string>& metadata) {
+  write_file_atomically(
+      path,
+      serialize_training_state(
+          optimizer, {.step = step, .generators = {{"state", generator.state()}}, .metadata = metadata}));
+}
+
+int64_t load_training_state(const std::string& path, Optimizer& optimizer, Generator& generator) {
+  const SafetensorsFile file = load_safetensors(path);
+  // Check the generator before the optimizer is changed: nothing is restored from a bad file.
+  const Tensor* words = file.find("generator.state");
+  if (!words || words->dtype() != DType::Int64 || words->shape() != Shape{4}) {
+    throw Error("load_training_state", path + ": 'generator.state' is missing or not int64 [4]");
+  }
+  const TrainingState state = load_training_state(file, path, optimizer);
+  generator.set_state(state.generators.at("state"));
+  return state.step;
 }
 
 }  // namespace minigrad::optim

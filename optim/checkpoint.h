@@ -47,4 +47,19 @@ void save_training_state(const std::string& path, const Optimizer& optimizer, co
 // been saved from the same kind of optimizer over parameters of the same shapes.
 int64_t load_training_state(const std::string& path, Optimizer& optimizer, Generator& generator);
 
+// The state of a training run besides its weights, for runs that keep more than one generator (dropout
+// on each rank, the batch order) or need to know where in an epoch they stopped: saved as "generator.NAME"
+// tensors and metadata beside the optimizer's "optimizer.*" tensors.
+struct TrainingState {
+  int64_t step = 0;
+  std::map<std::string, Generator::State> generators{};
+  std::map<std::string, std::string> metadata{};
+};
+// The bytes of a training-state file (for a checkpoint folder written with write_folder_atomically).
+std::string serialize_training_state(const Optimizer& optimizer, const TrainingState& state);
+// Restores the optimizer's state from `file` (read from `source`) and returns the rest; throws naming
+// `source` if the file was saved by another kind of optimizer or for other parameters.
+TrainingState load_training_state(const SafetensorsFile& file, const std::string& source,
+                                  Optimizer& optimizer);
+
 }  // namespace minigrad::optim

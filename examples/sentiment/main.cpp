@@ -10,7 +10,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <iomanip>
 #include <iostream>
+#include <optional>
+#include <thread>
 
 #include "examples/common/cli_options.h"
 #include "examples/sentiment/attention_plot.h"
@@ -34,6 +38,49 @@ void print_evaluation(const std::string& name, const Evaluation& e) {
               static_cast<long long>(e.count), e.loss, e.seconds);
 }
 
+// The other processes of a data-parallel run (mpirun -np N minigrad-sentiment train ...), when the
+// program is built with the distributed layer; otherwise, and when started without mpirun, a world of one.
+class Parallel {
+ public:
+#ifdef MINIGRAD_HAS_DISTRIBUTED
+  Parallel(int& argc, char**& argv) : context_(argc, argv) {}
+  Ranks ranks() const {
+    return {.rank = context_.rank(),
+            .world = context_.world_size(),
+            .average_gradients = [](const std::vector<Variable>& p) { distributed::average_gradients(p); },
+            .sum = [](std::span<double> values) { distributed::all_reduce_sum(values); },
+            .gather =
+                [](const Generator::State& state) {
+                  const std::vector<uint64_t> words = distributed::all_gather(state);
+                  std::vector<Generator::State> out(words.size() / 4);
+                  for (size_t r = 0; r < out.size(); ++r)
+                    std::copy_n(words.begin() + 4 * r, 4, out[r].begin());
+                  return out;
+                }};
+  }
+  void broadcast(const nn::Module& module) const {
+    distributed::broadcast_parameters(module);
+  }
+  // Ends every rank's process, printing "rank R of N: MESSAGE": the others may be waiting for this one.
+  [[noreturn]] void fail(const std::string& message) const {
+    context_.abort(message);
+  }
+
+ private:
+  distributed::Context context_;
+#else
+  Parallel(int&, char**&) {}
+  Ranks ranks() const {
+    return {};
+  }
+  void broadcast(const nn::Module&) const {}
+  [[noreturn]] void fail(const std::string& message) const {
+    std::cerr << message << "\n";
+    std::exit(1);
+  }
+#endif
+};
+
 // What `train` was asked to do, beside the model's Config.
 struct TrainArgs {
   std::string data = "data/aclImdb";
@@ -42,22 +89,55 @@ struct TrainArgs {
   int64_t max_steps = 0;
   int64_t train_limit = -1;  // < 0: all
   int64_t checkpoint_every = 0;
+  std::string resume;  // a checkpoint folder saved with --checkpoint-every
 };
 
-int run_train(const Config& config, const TrainArgs& args) {
+// The fields of two configurations that differ, "lr 0.002 -> 0.001, epochs 2 -> 3", or "".
+std::string differences(const Config& saved, const Config& asked) {
+  const nlohmann::json a = saved.to_json(), b = asked.to_json();
+  std::string out;
+  for (const auto& [key, value] : a.items()) {
+    if (b.contains(key) && b[key] != value)
+      out += (out.empty() ? "" : ", ") + key + " " + value.dump() + " -> " + b[key].dump();
+  }
+  return out;
+}
+
+int run_train(const Config& config, const TrainArgs& args, const Parallel& parallel) {
   const auto start = std::chrono::steady_clock::now();
+  const Ranks ranks = parallel.ranks();
+  const bool root = ranks.rank == 0;
   // Everything that can be checked is checked before the data is read: a run must not fail, or
-  // overwrite a model, after an hour of training for a reason it could have seen at the start.
+  // overwrite a model, after an hour of training for a reason it could have seen at the start. Only
+  // rank 0 writes the checkpoint.
   config.check("train");
-  check_folder_writable("train --out", args.out_dir);
-  const FolderLock lock(args.out_dir);  // a second run into the same folder stops here
+  std::optional<FolderLock> lock;
+  if (root) {
+    check_folder_writable("train --out", args.out_dir);
+    lock.emplace(args.out_dir);  // a second run into the same folder stops here
+  }
+  std::optional<SafetensorsFile> resume_state;
+  const std::string resume_file =
+      (std::filesystem::path(args.resume) / "training_state.safetensors").string();
+  std::optional<Checkpoint> resumed;
+  if (!args.resume.empty()) {
+    resumed.emplace(Checkpoint::load(args.resume));
+    const std::string changed = differences(resumed->config, config);
+    if (!changed.empty()) {
+      throw Error("train --resume", args.resume + " was saved with another configuration: " + changed +
+                                        " (give the options it was trained with)");
+    }
+    resume_state.emplace(load_safetensors(resume_file));
+  }
   manual_seed(config.seed);
+  std::ostream silent(nullptr);                   // discards what it is given
+  std::ostream& out = root ? std::cout : silent;  // only rank 0 reports
   LoadReport train_set = load_imdb_split(args.data, "train");
-  warn_skipped(train_set, "training files");
+  if (root) warn_skipped(train_set, "training files");
   LoadReport test_set;
   if (args.evaluate_test) {  // read now: a missing test split must not surface after training
     test_set = load_imdb_split(args.data, "test");
-    warn_skipped(test_set, "test files");
+    if (root) warn_skipped(test_set, "test files");
     if (test_set.reviews.empty())
       throw Error("train", "no test reviews in " + args.data + "/test (or pass --no-eval)");
   }
@@ -80,27 +160,49 @@ int run_train(const Config& config, const TrainArgs& args) {
   std::vector<std::vector<std::string>> tokenized;
   for (const Review& r : train_set.reviews) tokenized.push_back(tokenize(r.text));
   Vocabulary vocabulary = Vocabulary::build(tokenized, config.vocab_size, config.min_freq);
+  if (resumed && resumed->vocabulary.tokens() != vocabulary.tokens()) {
+    throw Error("train --resume", args.resume + "/vocab.json is not the vocabulary of this training data (" +
+                                      std::to_string(resumed->vocabulary.size()) + " tokens saved, " +
+                                      std::to_string(vocabulary.size()) + " built from " + args.data + ")");
+  }
   const std::vector<Example> examples = encode(train_set.reviews, vocabulary, config.max_len);
-  Checkpoint checkpoint{config, vocabulary, std::make_shared<SentimentModel>(config, vocabulary.size())};
-  std::printf("training on %zu reviews: vocabulary %lld tokens, %lld parameters, %d threads\n",
-              examples.size(), static_cast<long long>(vocabulary.size()),
-              static_cast<long long>(checkpoint.model->parameter_count()), num_threads());
-  std::printf("config: %s\n", config.to_json().dump().c_str());
-  std::fflush(stdout);
-  const TrainOptions options{.interactive = isatty(STDOUT_FILENO) != 0,
+  Checkpoint checkpoint =
+      resumed ? std::move(*resumed)
+              : Checkpoint{config, vocabulary, std::make_shared<SentimentModel>(config, vocabulary.size())};
+  parallel.broadcast(*checkpoint.model);  // every rank starts from rank 0's weights
+  // Dropout differs between ranks (each sees other examples) and is reproducible from the seed.
+  if (ranks.world > 1)
+    default_generator().seed_with(config.seed * 1000003 + static_cast<uint64_t>(ranks.rank) + 1);
+  out << "training on " << examples.size() << " reviews: vocabulary " << vocabulary.size() << " tokens, "
+      << checkpoint.model->parameter_count() << " parameters, " << ranks.world << " process(es) x "
+      << num_threads() << " thread(s)" << (resume_state ? ", resuming from " + args.resume : "") << "\n";
+  out << "config: " << config.to_json().dump() << "\n" << std::flush;
+  const TrainOptions options{.interactive = root && isatty(STDOUT_FILENO) != 0,
                              .max_steps = args.max_steps,
                              .checkpoint_every = args.checkpoint_every,
-                             .save = [&](int64_t) { checkpoint.save(args.out_dir); }};
-  const TrainingLog log = train(checkpoint, examples, std::cout, options);
-  checkpoint.save(args.out_dir);
-  std::printf("trained in %.1f s; saved %s/{model.safetensors,config.json,vocab.json}\n", log.seconds,
-              args.out_dir.c_str());
-  if (args.evaluate_test) {
-    print_evaluation("IMDB test",
-                     evaluate(*checkpoint.model, encode(test_set.reviews, vocabulary, config.max_len)));
+                             .save =
+                                 [&](int64_t, const std::string& state) {
+                                   if (root)
+                                     checkpoint.save(args.out_dir, {{"training_state.safetensors", state}});
+                                 },
+                             .resume = resume_state ? &*resume_state : nullptr,
+                             .resume_source = resume_file,
+                             .ranks = ranks};
+  const TrainingLog log = train(checkpoint, examples, out, options);
+  if (root) {
+    std::vector<FolderFile> state;
+    if (!log.final_state.empty()) state.emplace_back("training_state.safetensors", log.final_state);
+    checkpoint.save(args.out_dir, state);
   }
-  std::printf("total wall time (loading, training, evaluation): %.1f s\n",
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  out << "trained in " << std::fixed << std::setprecision(1) << log.seconds << " s; saved " << args.out_dir
+      << "/{model.safetensors,config.json,vocab.json}\n";
+  if (args.evaluate_test) {
+    const Evaluation e =
+        evaluate(*checkpoint.model, encode(test_set.reviews, vocabulary, config.max_len), 64, ranks);
+    if (root) print_evaluation("IMDB test", e);
+  }
+  out << "total wall time (loading, training, evaluation): " << std::fixed << std::setprecision(1)
+      << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
   return 0;
 }
 
@@ -201,9 +303,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000000));
   train->add_option("--train-limit", args.train_limit, "Train on this many reviews only (quick checks)")
       ->check(CLI::Range(0, 100000000));
+  train->add_option("--resume", args.resume,
+                    "Continue the run saved in this folder by --checkpoint-every (same options, data and "
+                    "process count)");
   train
       ->add_option("--checkpoint-every", args.checkpoint_every,
-                   "Also save the checkpoint after every this many steps (each save replaces --out whole)")
+                   "Also save a resumable checkpoint after every this many steps and at each epoch's end "
+                   "(each save replaces --out whole)")
       ->check(CLI::Range(1, 100000000));
 
   std::string model_dir = "out/sentiment";
@@ -227,20 +333,30 @@ int main(int argc, char** argv) {
   predict->add_option("--layer", layer, "Encoder layer for --heatmap")->capture_default_str();
   predict->add_option("--head", head, "Attention head for --heatmap")->capture_default_str();
 
+  // MPI first (it may take its own arguments out of argv), then the command line.
+  Parallel parallel(argc, argv);
   CLI11_PARSE(app, argc, argv);
-  if (threads > 0) set_num_threads(threads);
+  if (threads > 0) {
+    set_num_threads(threads);
+  } else if (parallel.ranks().world > 1 && std::getenv("MINIGRAD_NUM_THREADS") == nullptr) {
+    // Ranks on one machine share its cores: a rank's share, not all of them each.
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const int per_machine = local ? std::max(1, std::atoi(local)) : parallel.ranks().world;
+    set_num_threads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / per_machine));
+  }
   try {
     if (*train) {
       if (config.num_hiddens % config.num_heads != 0)
         throw CLI::ValidationError("--heads", "must divide --hiddens");
       args.evaluate_test = !no_eval;
-      return run_train(config, args);
+      return run_train(config, args, parallel);
     }
     if (*eval) return run_eval(model_dir, data, tsv_files);
     return run_predict(model_dir, text, file, heatmap, layer, head);
   } catch (const CLI::Error& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
+    if (parallel.ranks().world > 1) parallel.fail(std::string("error: ") + e.what());
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   }

@@ -146,10 +146,10 @@ std::string fingerprint(const Vocabulary& v) {
 
 }  // namespace
 
-void Checkpoint::save(const std::filesystem::path& dir) const {
+void Checkpoint::save(const std::filesystem::path& dir, const std::vector<FolderFile>& extra) const {
   examples::save_checkpoint_folder(
       dir, config.to_json(), vocabulary.tokens(), *model,
-      {{"architecture", config.architecture()}, {"vocabulary", fingerprint(vocabulary)}});
+      {{"architecture", config.architecture()}, {"vocabulary", fingerprint(vocabulary)}}, extra);
 }
 
 Checkpoint Checkpoint::load(const std::filesystem::path& dir) {

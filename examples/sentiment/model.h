@@ -12,6 +12,7 @@
 
 #include "examples/sentiment/text.h"
 #include "minigrad.h"
+#include "tensor/file_io.h"
 
 namespace sentiment {
 
@@ -73,7 +74,8 @@ struct Checkpoint {
   Vocabulary vocabulary;
   std::shared_ptr<SentimentModel> model;
 
-  void save(const std::filesystem::path& dir) const;
+  // Replaces the folder `dir` whole (tensor/file_io.h); `extra` files (a training state) go in with it.
+  void save(const std::filesystem::path& dir, const std::vector<minigrad::FolderFile>& extra = {}) const;
   // Checks that the three files belong together (the model file records the configuration and the
   // vocabulary it was trained with) and says which file disagrees if not.
   static Checkpoint load(const std::filesystem::path& dir);

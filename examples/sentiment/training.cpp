@@ -3,11 +3,13 @@
 #include "examples/common/progress.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <ostream>
+#include <stdexcept>
 
 namespace sentiment {
 
@@ -115,23 +117,28 @@ int64_t count_correct(const Variable& logits, const Tensor& labels) {
 
 }  // namespace
 
-Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples, int64_t batch_size) {
+Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples, int64_t batch_size,
+                    const Ranks& ranks) {
   const auto start = Clock::now();
   NoGradGuard no_grad;
   model.eval();
-  Evaluation result;
-  double loss_sum = 0;
-  int64_t correct = 0;
-  for (const auto& indices : evaluation_batches(examples, batch_size)) {
-    const Batch batch = make_batch(examples, indices, model.encoder->options.max_len);
+  // This rank's share of the examples (all of them in a world of one).
+  const auto [first, last] = ranks.share(static_cast<int64_t>(examples.size()));
+  const std::vector<Example> share(examples.begin() + first, examples.begin() + last);
+  std::array<double, 3> totals = {0, 0, 0};  // loss sum, correct, count
+  for (const auto& indices : evaluation_batches(share, batch_size)) {
+    const Batch batch = make_batch(share, indices, model.encoder->options.max_len);
     const Variable logits = model.forward(batch.tokens, batch.lengths);
-    const int64_t n = batch.labels.numel();
-    loss_sum += cross_entropy(logits, batch.labels).item() * static_cast<double>(n);
-    correct += count_correct(logits, batch.labels);
-    result.count += n;
+    const double n = static_cast<double>(batch.labels.numel());
+    totals[0] += cross_entropy(logits, batch.labels).item() * n;
+    totals[1] += static_cast<double>(count_correct(logits, batch.labels));
+    totals[2] += n;
   }
-  result.accuracy = result.count ? static_cast<double>(correct) / static_cast<double>(result.count) : 0;
-  result.loss = result.count ? loss_sum / static_cast<double>(result.count) : 0;
+  if (ranks.world > 1) ranks.sum(totals);
+  Evaluation result;
+  result.count = static_cast<int64_t>(totals[2]);
+  result.accuracy = result.count ? totals[1] / totals[2] : 0;
+  result.loss = result.count ? totals[0] / totals[2] : 0;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
 }
@@ -161,70 +168,164 @@ Prediction predict(const Checkpoint& checkpoint, const std::string& text) {
   return out;
 }
 
+std::pair<int64_t, int64_t> Ranks::share(int64_t count) const {
+  const int64_t base = count / world, extra = count % world;
+  const int64_t begin = rank * base + std::min<int64_t>(rank, extra);
+  return {begin, begin + base + (rank < extra ? 1 : 0)};
+}
+
+namespace {
+
+// Where a run is: the step, and the position in the epoch's batch order, which the batch-order generator's
+// state at the start of the epoch (and the epoch's number) determines.
+struct Position {
+  int64_t step = 0;
+  int64_t epoch = 1;
+  int64_t batch = 0;  // batches of this epoch already done
+  Generator::State epoch_order{};
+};
+
+int64_t whole_number(const optim::TrainingState& state, const std::string& key, const std::string& source) {
+  const auto it = state.metadata.find(key);
+  try {
+    if (it == state.metadata.end()) throw std::invalid_argument("missing");
+    size_t used = 0;
+    const int64_t value = std::stoll(it->second, &used);
+    if (used != it->second.size() || value < 0) throw std::invalid_argument("not whole");
+    return value;
+  } catch (const std::logic_error&) {
+    throw Error("resume",
+                source + ": '" + key + "' is missing from the training state or not a whole number");
+  }
+}
+
+}  // namespace
+
 TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
                   const TrainOptions& options) {
   if (examples.empty()) throw ValueError("train", "no examples to train on");
-  const int64_t max_steps = options.max_steps;
+  const Ranks& ranks = options.ranks;
   const Config& c = checkpoint.config;
+  if (c.batch_size < ranks.world) {
+    throw ValueError("train", "--batch-size " + std::to_string(c.batch_size) + " is smaller than the " +
+                                  std::to_string(ranks.world) +
+                                  " ranks: every rank needs a share of each batch");
+  }
   SentimentModel& model = *checkpoint.model;
   const auto start = Clock::now();
-  Generator order_generator(c.seed + 1);  // batch order; dropout draws from the default generator
+  Generator order_generator(c.seed +
+                            1);  // batch order, the same on every rank; dropout: the default generator
   const int64_t steps_per_epoch = (static_cast<int64_t>(examples.size()) + c.batch_size - 1) / c.batch_size;
   int64_t total = steps_per_epoch * c.epochs;
-  if (max_steps > 0) total = std::min(total, max_steps);
+  if (options.max_steps > 0) total = std::min(total, options.max_steps);
   optim::AdamW optimizer(model.named_parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
   const optim::WarmupCosine schedule(
       {.peak_lr = c.lr,
        .warmup_steps = static_cast<int64_t>(c.warmup * static_cast<double>(total)),
        .total_steps = std::max<int64_t>(total, 1) + 1});
+  const std::string dropout_name = "dropout.rank" + std::to_string(ranks.rank);
+
+  Position at{.epoch_order = order_generator.state()};
+  if (options.resume) {
+    const std::string& source = options.resume_source;
+    const optim::TrainingState state = optim::load_training_state(*options.resume, source, optimizer);
+    const int64_t saved_ranks = whole_number(state, "ranks", source);
+    if (saved_ranks != ranks.world) {
+      throw Error("resume", source + ": saved by a run of " + std::to_string(saved_ranks) +
+                                " rank(s); this run has " + std::to_string(ranks.world) +
+                                " (resume with the same number of processes)");
+    }
+    if (!state.generators.count("order") || !state.generators.count(dropout_name)) {
+      throw Error("resume", source + ": no generator state 'order' or '" + dropout_name + "'");
+    }
+    at = {state.step, whole_number(state, "epoch", source), whole_number(state, "batch", source),
+          state.generators.at("order")};
+    default_generator().set_state(state.generators.at(dropout_name));
+  }
+  // The training state at `position`, serialised, for options.save (a collective call: it gathers every
+  // rank's dropout generator).
+  auto training_state = [&](const Position& position) {
+    optim::TrainingState state{.step = position.step,
+                               .generators = {{"order", position.epoch_order}},
+                               .metadata = {{"epoch", std::to_string(position.epoch)},
+                                            {"batch", std::to_string(position.batch)},
+                                            {"ranks", std::to_string(ranks.world)}}};
+    const std::vector<Generator::State> dropout =
+        ranks.world > 1 ? ranks.gather(default_generator().state())
+                        : std::vector<Generator::State>{default_generator().state()};
+    for (size_t r = 0; r < dropout.size(); ++r)
+      state.generators["dropout.rank" + std::to_string(r)] = dropout[r];
+    return optim::serialize_training_state(optimizer, state);
+  };
+
   examples::Progress progress(out, options.interactive, total);
   TrainingLog log;
-  int64_t step = 0;
+  int64_t step = at.step;
   double tokens = 0;
   model.train();
-  for (int64_t epoch = 1; epoch <= c.epochs && step < total; ++epoch) {
-    double loss_sum = 0;
-    int64_t seen = 0, correct = 0;
-    for (const auto& indices : training_batches(examples, c.batch_size, order_generator)) {
-      if (step >= total) break;
-      const Batch batch = make_batch(examples, indices, c.max_len);
+  for (int64_t epoch = at.epoch; epoch <= c.epochs && step < total; ++epoch) {
+    std::array<double, 3> sums = {0, 0, 0};  // over the epoch, all ranks: loss · examples, correct, examples
+    order_generator.set_state(epoch == at.epoch ? at.epoch_order : order_generator.state());
+    const Generator::State epoch_order = order_generator.state();
+    const std::vector<std::vector<size_t>> batches =
+        training_batches(examples, c.batch_size, order_generator);
+    const size_t first = epoch == at.epoch ? static_cast<size_t>(at.batch) : 0;
+    for (size_t b = first; b < batches.size() && step < total; ++b) {
+      // This rank's share of the batch: the whole batch in a world of one.
+      const auto [begin, end] = ranks.share(static_cast<int64_t>(batches[b].size()));
+      const std::vector<size_t> mine(batches[b].begin() + begin, batches[b].begin() + end);
       optimizer.set_learning_rate(schedule.at(step));
       optimizer.zero_grad();
-      const Variable logits = model.forward(batch.tokens, batch.lengths);
-      const Variable loss = cross_entropy(logits, batch.labels);
-      loss.backward();
+      std::array<double, 4> stats = {0, 0, 0, 0};  // loss · examples, correct, examples, tokens
+      if (!mine.empty()) {
+        const Batch batch = make_batch(examples, mine, c.max_len);
+        const Variable logits = model.forward(batch.tokens, batch.lengths);
+        Variable loss = cross_entropy(logits, batch.labels);
+        const double n = static_cast<double>(mine.size());
+        stats = {loss.item() * n, static_cast<double>(count_correct(logits, batch.labels)), n,
+                 static_cast<double>(batch.token_count)};
+        // Each rank's mean, weighted by its share: averaged over the ranks, the whole batch's mean.
+        if (ranks.world > 1) loss = loss * (n * ranks.world / static_cast<double>(batches[b].size()));
+        loss.backward();
+      }
+      if (ranks.world > 1) {
+        ranks.average_gradients(optimizer.parameters());
+        ranks.sum(stats);
+      }
+      const double loss_value = stats[0] / stats[2];
       const double norm = optim::clip_grad_norm(optimizer.parameters(), c.clip);
       // A NaN or inf would poison every weight at the step: stop before it, with the last good
-      // checkpoint still in place.
-      if (!std::isfinite(loss.item()) || !std::isfinite(norm)) {
+      // checkpoint still in place. (Every rank sees the same summed loss and norm, and stops alike.)
+      if (!std::isfinite(loss_value) || !std::isfinite(norm)) {
         throw Error("train", "step " + std::to_string(step + 1) + ": the " +
-                                 (std::isfinite(loss.item()) ? "gradient norm" : "loss") + " is " +
-                                 std::to_string(std::isfinite(loss.item()) ? norm : loss.item()) +
+                                 (std::isfinite(loss_value) ? "gradient norm" : "loss") + " is " +
+                                 std::to_string(std::isfinite(loss_value) ? norm : loss_value) +
                                  "; stopping without taking the step (try a lower --lr)");
       }
       optimizer.step();
       ++step;
-      if (options.checkpoint_every > 0 && step % options.checkpoint_every == 0 && options.save) {
+      for (int k = 0; k < 3; ++k) sums[static_cast<size_t>(k)] += stats[static_cast<size_t>(k)];
+      tokens += stats[3];
+      const bool epoch_end = b + 1 == batches.size();
+      at = epoch_end ? Position{step, epoch + 1, 0, order_generator.state()}
+                     : Position{step, epoch, static_cast<int64_t>(b + 1), epoch_order};
+      if (options.checkpoint_every > 0 && options.save &&
+          (step % options.checkpoint_every == 0 || epoch_end)) {
         model.eval();  // saved as it will be used; the weights are the same in either mode
-        options.save(step);
+        options.save(step, training_state(at));
         model.train();
       }
-      const int64_t n = batch.labels.numel();
-      loss_sum += loss.item() * static_cast<double>(n);
-      correct += count_correct(logits, batch.labels);
-      seen += n;
-      tokens += static_cast<double>(batch.token_count);
-      char stats[120];
-      std::snprintf(stats, sizeof stats, "epoch %lld/%lld  loss %.4f  acc %.4f",
-                    static_cast<long long>(epoch), static_cast<long long>(c.epochs),
-                    loss_sum / static_cast<double>(seen),
-                    static_cast<double>(correct) / static_cast<double>(seen));
-      progress.update(step, stats, tokens);
+      char text[120];
+      std::snprintf(text, sizeof text, "epoch %lld/%lld  loss %.4f  acc %.4f", static_cast<long long>(epoch),
+                    static_cast<long long>(c.epochs), sums[0] / sums[2], sums[1] / sums[2]);
+      progress.update(step, text, tokens);
     }
-    log.epoch_loss.push_back(seen ? loss_sum / static_cast<double>(seen) : 0);
-    log.epoch_accuracy.push_back(seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0);
+    log.epoch_loss.push_back(sums[2] > 0 ? sums[0] / sums[2] : 0);
+    log.epoch_accuracy.push_back(sums[2] > 0 ? sums[1] / sums[2] : 0);
   }
   model.eval();
+  // Where the run ended, for a final checkpoint that can be resumed (with more epochs, say).
+  if (options.checkpoint_every > 0) log.final_state = training_state(at);
   log.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return log;
 }

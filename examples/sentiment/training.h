@@ -3,6 +3,9 @@
 
 #include <functional>
 #include <iosfwd>
+#include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "examples/sentiment/model.h"
@@ -40,6 +43,22 @@ std::vector<std::vector<size_t>> training_batches(const std::vector<Example>& ex
 // All examples, longest first, in batches: for evaluation, where order does not matter.
 std::vector<std::vector<size_t>> evaluation_batches(const std::vector<Example>& examples, int64_t batch_size);
 
+// What training and evaluation need from the other processes of a data-parallel run (distributed/); the
+// default is a world of one, and then none of the functions is called.
+struct Ranks {
+  int rank = 0;
+  int world = 1;
+  // Replaces each parameter's gradient by its mean over the ranks.
+  std::function<void(const std::vector<minigrad::Variable>&)> average_gradients{};
+  // Sums the values over the ranks, in place.
+  std::function<void(std::span<double>)> sum{};
+  // Every rank's `state`, in rank order, on every rank.
+  std::function<std::vector<minigrad::Generator::State>(const minigrad::Generator::State&)> gather{};
+
+  // This rank's contiguous share [begin, end) of `count` items (distributed::shard's split).
+  std::pair<int64_t, int64_t> share(int64_t count) const;
+};
+
 struct Evaluation {
   int64_t count = 0;
   double accuracy = 0;
@@ -47,8 +66,10 @@ struct Evaluation {
   double seconds = 0;
 };
 
-// Accuracy and loss of the model (in eval mode, without recording a graph) on the examples.
-Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples, int64_t batch_size = 64);
+// Accuracy and loss of the model (in eval mode, without recording a graph) on the examples; with several
+// ranks, each evaluates its share and the counts are summed.
+Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples, int64_t batch_size = 64,
+                    const Ranks& ranks = {});
 
 // P(positive) for each example, in order.
 std::vector<double> positive_probabilities(SentimentModel& model, const std::vector<Example>& examples);
@@ -66,18 +87,30 @@ struct TrainingLog {
   double seconds = 0;
   std::vector<double> epoch_loss;      // mean training loss of each epoch
   std::vector<double> epoch_accuracy;  // training accuracy of each epoch
+  std::string final_state;             // with checkpoint_every: the training state at the end
 };
 
 struct TrainOptions {
-  bool interactive = false;      // a live progress bar, instead of a log line every few seconds
-  int64_t max_steps = 0;         // > 0: stop after this many steps (smoke tests)
-  int64_t checkpoint_every = 0;  // > 0: call `save` after every this many steps
-  std::function<void(int64_t step)> save{};
+  bool interactive = false;  // a live progress bar, instead of a log line every few seconds
+  int64_t max_steps = 0;     // > 0: stop after this many steps (smoke tests)
+  // > 0: call `save` after every this many steps and at the end of each epoch, with the bytes of the
+  // training state (optim::serialize_training_state: the optimizer's moments, each rank's dropout
+  // generator, the batch-order generator, the step and the position in the epoch). Called on every
+  // rank; the caller writes the checkpoint on rank 0 only.
+  int64_t checkpoint_every = 0;
+  std::function<void(int64_t step, const std::string& training_state)> save{};
+  // A training state to continue from (with the model's weights already loaded): the run then goes on
+  // exactly as the interrupted one would have, given the same seed, rank count and thread count.
+  const minigrad::SafetensorsFile* resume = nullptr;
+  std::string resume_source{};  // names `resume` in errors
+  Ranks ranks{};
 };
 
 // Trains the checkpoint's model with AdamW, linear warm-up and cosine decay, gradient clipping and
-// dropout, as its config says. Progress goes to `out`. Throws, naming the step, if the loss or the
-// gradient norm is not finite (before that step changes any weight), or if there are no examples.
+// dropout, as its config says. With several ranks, each takes its share of every batch (from one batch
+// order that all compute from the seed) and the gradients are averaged before the step. Progress goes
+// to `out`. Throws, naming the step, if the loss or the gradient norm is not finite (before that step
+// changes any weight), if there are no examples, or if a resumed state does not fit this run.
 TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
                   const TrainOptions& options = {});
 

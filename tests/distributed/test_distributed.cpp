@@ -154,6 +154,17 @@ BOOST_AUTO_TEST_CASE(with_dropout_every_rank_holds_the_same_weights_after_every_
   }
 }
 
+BOOST_AUTO_TEST_CASE(every_rank_gets_every_ranks_values) {
+  const uint64_t r = static_cast<uint64_t>(distributed::rank());
+  const std::vector<uint64_t> mine = {r, ~r};
+  const std::vector<uint64_t> all = distributed::all_gather(mine);
+  BOOST_REQUIRE(all.size() == 2 * static_cast<size_t>(distributed::world_size()));
+  for (size_t k = 0; k < all.size() / 2; ++k) {
+    BOOST_TEST(all[2 * k] == k);
+    BOOST_TEST(all[2 * k + 1] == ~uint64_t{k});  // all 64 bits arrive
+  }
+}
+
 BOOST_AUTO_TEST_CASE(sums_of_counts_reach_every_rank) {
   std::array<double, 2> counts = {1.0, static_cast<double>(distributed::rank())};
   distributed::all_reduce_sum(counts);

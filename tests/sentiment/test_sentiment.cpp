@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "examples/sentiment/training.h"
 #include "tensor/file_io.h"
@@ -344,8 +345,56 @@ BOOST_AUTO_TEST_CASE(checkpoints_are_saved_during_training_when_asked) {
   std::vector<int64_t> saved_at;
   std::ostringstream progress;
   train(checkpoint, run.examples, progress,
-        {.checkpoint_every = 2, .save = [&](int64_t step) { saved_at.push_back(step); }});
-  BOOST_TEST(saved_at == (std::vector<int64_t>{2, 4}));  // 64 reviews in batches of 16: 4 steps
+        {.checkpoint_every = 3, .save = [&](int64_t step, const std::string&) { saved_at.push_back(step); }});
+  BOOST_TEST(saved_at == (std::vector<int64_t>{3, 4}));  // 64 reviews in batches of 16: 4 steps, an epoch
+}
+
+BOOST_AUTO_TEST_CASE(a_resumed_run_ends_bit_identical_to_an_uninterrupted_one) {
+  // One run of 3 epochs (12 steps) with dropout, saving after every 5 steps and at each epoch's end;
+  // then, from each saved point, a fresh model (other initial weights) resumed from that save. Each must
+  // end with exactly the uninterrupted run's weights: mid-epoch (5, 10) and at epoch ends (4, 8, 12).
+  SmallRun run(synthetic(64, 6));
+  run.config.epochs = 3;
+  run.config.dropout = 0.1;
+  manual_seed(run.config.seed);
+  Checkpoint straight = run.make();
+  std::vector<std::tuple<int64_t, std::string, std::string>> saves;  // step, weights, training state
+  std::ostringstream progress;
+  train(straight, run.examples, progress,
+        {.checkpoint_every = 5, .save = [&](int64_t step, const std::string& state) {
+           saves.emplace_back(step, optim::serialize_weights(*straight.model), state);
+         }});
+  const std::vector<double> final_weights = positive_probabilities(*straight.model, run.examples);
+  std::vector<int64_t> steps;
+  for (const auto& [step, weights, state] : saves) steps.push_back(step);
+  BOOST_TEST(steps == (std::vector<int64_t>{4, 5, 8, 10, 12}));
+  for (const auto& [step, weights, state] : saves) {
+    manual_seed(1000 + step);  // the resumed run must not depend on anything but the save
+    Checkpoint resumed = run.make();
+    optim::load_weights(*resumed.model, parse_safetensors(weights, "weights"), "weights");
+    const SafetensorsFile file = parse_safetensors(state, "state");
+    train(resumed, run.examples, progress, {.resume = &file, .resume_source = "state"});
+    for (const auto& [name, p] : straight.model->named_parameters()) {
+      const Variable* q = nullptr;
+      for (const auto& [other, v] : resumed.model->named_parameters()) {
+        if (other == name) q = &v;
+      }
+      BOOST_REQUIRE(q != nullptr);
+      BOOST_TEST((p.data().to_vector() == q->data().to_vector()), name << " after resuming at step " << step);
+    }
+    BOOST_TEST((positive_probabilities(*resumed.model, run.examples) == final_weights));
+  }
+  // A state saved by another number of ranks is refused, saying so.
+  Checkpoint other = run.make();
+  const SafetensorsFile file = parse_safetensors(std::get<2>(saves.front()), "state.safetensors");
+  Ranks two{.rank = 0, .world = 2};
+  expect_error<Error>(
+      [&] {
+        train(other, run.examples, progress,
+              {.resume = &file, .resume_source = "state.safetensors", .ranks = two});
+      },
+      "resume: state.safetensors: saved by a run of 1 rank(s); this run has 2 (resume with the same "
+      "number of processes)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

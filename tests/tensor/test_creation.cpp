@@ -116,8 +116,11 @@ BOOST_AUTO_TEST_CASE(bad_shapes_are_refused) {
         Tensor::zeros({0}).reshape({0, int64_t{1} << 62, int64_t{1} << 62});
       },
       "reshape: shape [0,4611686018427387904,4611686018427387904] is too large");
-  expect_error<ShapeError>([] { Tensor::from_values({1, 2}, {int64_t{1} << 62, 4}); },
-                           "shape: the element count of [4611686018427387904,4] overflows 64 bits");
+  expect_error<ShapeError>(
+      [] {
+        Tensor::from_values({1, 2}, {int64_t{1} << 62, 4});
+      },
+      "shape: the element count of [4611686018427387904,4] overflows 64 bits");
   // Large but possible sizes that the machine cannot hold: a named error, not std::bad_alloc.
   expect_error_containing<Error>([] { Tensor::empty({int64_t{1} << 50}); }, "tensor: cannot allocate");
 }

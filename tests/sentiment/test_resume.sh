@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Resumable training from the outside: a training killed with SIGKILL and resumed with --resume ends
+# with the same weights, byte for byte, as one that ran without interruption (same seed, process count
+# and thread count) — in one process, and in two MPI ranks where one rank is killed.
+#
+#   tests/sentiment/test_resume.sh build/release/examples/minigrad-sentiment [MPIEXEC]
+set -u
+bin=$1
+mpiexec=${2:-}
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+export MINIGRAD_NUM_THREADS=1
+
+words=(the movie plot actor scene was a and it story)
+for label in pos neg; do
+  mkdir -p "$tmp/imdb/train/$label"
+  for i in $(seq 0 399); do
+    text=""
+    for j in 1 2 3 4 5 6 7 8 9 10; do text+="${words[$(((i * 7 + j * 3) % 10))]} "; done
+    [ $label = pos ] && text+="great fun" || text+="awful bore"
+    echo "$text" >"$tmp/imdb/train/$label/${i}_5.txt"
+  done
+done
+run=(train --data "$tmp/imdb" --hiddens 16 --heads 2 --ffn 32 --batch-size 8 --epochs 3 --dropout 0.1
+  --checkpoint-every 3 --no-eval --seed 5)
+
+# check_resume NAME LAUNCH...: the same run uninterrupted, and killed (rank 1 where there are ranks) once
+# a checkpoint exists, then resumed.
+check_resume() {
+  local name=$1
+  shift
+  "$@" "$bin" "${run[@]}" --out "$tmp/$name-straight" >"$tmp/$name-straight.log" 2>&1 ||
+    bad "$name: the uninterrupted run failed: $(tail -3 "$tmp/$name-straight.log")"
+  "$@" "$bin" "${run[@]}" --out "$tmp/$name-killed" >"$tmp/$name-killed.log" 2>&1 &
+  local launcher=$!
+  for _ in $(seq 1 200); do
+    [ -e "$tmp/$name-killed/training_state.safetensors" ] && break
+    sleep 0.05
+  done
+  sleep "0.$((RANDOM % 5))"
+  # A real process, killed: rank 1 under MPI (the launcher then ends the job), else the trainer itself.
+  local victim
+  victim=$(pgrep -f -- "--out $tmp/$name-killed" | grep -v "^$launcher\$" | tail -1)
+  kill -9 "${victim:-$launcher}" 2>/dev/null
+  wait $launcher 2>/dev/null
+  grep -q "trained in" "$tmp/$name-killed.log" && bad "$name: the kill came after the run had finished"
+  if "$@" "$bin" "${run[@]}" --out "$tmp/$name-killed" --resume "$tmp/$name-killed" >"$tmp/$name-resumed.log" 2>&1; then
+    ok
+  else
+    bad "$name: resuming failed: $(tail -3 "$tmp/$name-resumed.log")"
+  fi
+  cmp -s "$tmp/$name-straight/model.safetensors" "$tmp/$name-killed/model.safetensors" && ok ||
+    bad "$name: the resumed run's weights differ from the uninterrupted run's"
+}
+
+check_resume one
+if [ -n "$mpiexec" ]; then
+  check_resume two "$mpiexec" --allow-run-as-root --oversubscribe -np 2
+  grep -q "2 process(es)" "$tmp/two-straight.log" && ok || bad "two: not run on 2 ranks: $(head -3 "$tmp/two-straight.log")"
+  # Resuming with another number of processes is refused, saying so.
+  out=$("$bin" "${run[@]}" --out "$tmp/two-other" --resume "$tmp/two-killed" 2>&1)
+  grep -qF "saved by a run of 2 rank(s); this run has 1" <<<"$out" && ok || bad "rank count: $out"
+fi
+# A checkpoint of another configuration is refused, saying what differs.
+out=$("$bin" "${run[@]}" --lr 0.01 --out "$tmp/other" --resume "$tmp/one-killed" 2>&1)
+grep -qF "was saved with another configuration: lr 0.002 -> 0.01" <<<"$out" && ok || bad "configuration: $out"
+
+echo "resume: $passed passed, $failed failed"
+[ $failed -eq 0 ]
