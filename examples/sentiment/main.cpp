@@ -61,6 +61,9 @@ class Parallel {
   void broadcast(const nn::Module& module) const {
     distributed::broadcast_parameters(module);
   }
+  double collective_seconds() const {
+    return distributed::seconds_in_collectives();
+  }
   // Ends every rank's process, printing "rank R of N: MESSAGE": the others may be waiting for this one.
   [[noreturn]] void fail(const std::string& message) const {
     context_.abort(message);
@@ -74,6 +77,9 @@ class Parallel {
     return {};
   }
   void broadcast(const nn::Module&) const {}
+  double collective_seconds() const {
+    return 0;
+  }
   [[noreturn]] void fail(const std::string& message) const {
     std::cerr << message << "\n";
     std::exit(1);
@@ -194,8 +200,14 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
     if (!log.final_state.empty()) state.emplace_back("training_state.safetensors", log.final_state);
     checkpoint.save(args.out_dir, state);
   }
-  out << "trained in " << std::fixed << std::setprecision(1) << log.seconds << " s; saved " << args.out_dir
-      << "/{model.safetensors,config.json,vocab.json}\n";
+  const double reduced = parallel.collective_seconds();
+  out << "trained " << log.steps << " steps in " << std::fixed << std::setprecision(1) << log.seconds
+      << " s: " << std::setprecision(0) << log.tokens / std::max(log.seconds, 1e-9) << " tokens/s on "
+      << ranks.world << " process(es) x " << num_threads() << " thread(s)" << std::setprecision(1)
+      << (ranks.world > 1 ? ", " + std::to_string(100 * reduced / std::max(log.seconds, 1e-9)).substr(0, 4) +
+                                "% of rank 0's time in MPI collectives"
+                          : std::string())
+      << "; saved " << args.out_dir << "/{model.safetensors,config.json,vocab.json}\n";
   if (args.evaluate_test) {
     const Evaluation e =
         evaluate(*checkpoint.model, encode(test_set.reviews, vocabulary, config.max_len), 64, ranks);

@@ -261,6 +261,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
   examples::Progress progress(out, options.interactive, total);
   TrainingLog log;
   int64_t step = at.step;
+  const int64_t first_step = step;
   double tokens = 0;
   model.train();
   for (int64_t epoch = at.epoch; epoch <= c.epochs && step < total; ++epoch) {
@@ -326,6 +327,8 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
   model.eval();
   // Where the run ended, for a final checkpoint that can be resumed (with more epochs, say).
   if (options.checkpoint_every > 0) log.final_state = training_state(at);
+  log.steps = step - first_step;
+  log.tokens = tokens;
   log.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return log;
 }

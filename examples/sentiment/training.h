@@ -88,6 +88,8 @@ struct TrainingLog {
   std::vector<double> epoch_loss;      // mean training loss of each epoch
   std::vector<double> epoch_accuracy;  // training accuracy of each epoch
   std::string final_state;             // with checkpoint_every: the training state at the end
+  int64_t steps = 0;                   // steps taken by this call
+  double tokens = 0;                   // real (unpadded) tokens trained on, over all ranks
 };
 
 struct TrainOptions {

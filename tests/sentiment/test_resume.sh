@@ -46,7 +46,7 @@ check_resume() {
   victim=$(pgrep -f -- "--out $tmp/$name-killed" | grep -v "^$launcher\$" | tail -1)
   kill -9 "${victim:-$launcher}" 2>/dev/null
   wait $launcher 2>/dev/null
-  grep -q "trained in" "$tmp/$name-killed.log" && bad "$name: the kill came after the run had finished"
+  grep -qE "trained [0-9]+ steps" "$tmp/$name-killed.log" && bad "$name: the kill came after the run had finished"
   if "$@" "$bin" "${run[@]}" --out "$tmp/$name-killed" --resume "$tmp/$name-killed" >"$tmp/$name-resumed.log" 2>&1; then
     ok
   else
@@ -64,6 +64,39 @@ if [ -n "$mpiexec" ]; then
   out=$("$bin" "${run[@]}" --out "$tmp/two-other" --resume "$tmp/two-killed" 2>&1)
   grep -qF "saved by a run of 2 rank(s); this run has 1" <<<"$out" && ok || bad "rank count: $out"
 fi
+if [ -n "$mpiexec" ]; then
+  # Bad input seen by one rank ends the whole job at once, with that rank's message: never a hang.
+  mpi=("$mpiexec" --allow-run-as-root --oversubscribe)
+  expect_job_failure() {
+    local name=$1 expected=$2
+    shift 2
+    local start out status
+    start=$(date +%s)
+    out=$(timeout 60 "$@" 2>&1)
+    status=$?
+    if [ $status -eq 0 ] || [ $status -eq 124 ]; then
+      bad "$name: exit status $status (124: still running after 60 s)"
+    elif ! grep -qF -- "$expected" <<<"$out"; then
+      bad "$name: expected '$expected' in: $out"
+    elif [ $(($(date +%s) - start)) -gt 20 ]; then
+      bad "$name: took $(($(date +%s) - start)) s to end"
+    else
+      ok
+    fi
+  }
+  expect_job_failure "more ranks than examples in a batch" \
+    "error: train: --batch-size 2 is smaller than the 3 ranks: every rank needs a share of each batch" \
+    "${mpi[@]}" -np 3 "$bin" "${run[@]/#8/2}" --out "$tmp/ranks"  # --batch-size 8 -> 2
+  # MPMD launch: rank 1 is given a data folder that does not exist on "its machine".
+  expect_job_failure "data missing on one rank" "rank 1 of 2: error: load_imdb: no folder $tmp/elsewhere/train/neg" \
+    "${mpi[@]}" -np 1 "$bin" "${run[@]}" --out "$tmp/mpmd" : -np 1 "$bin" "${run[@]/$tmp\/imdb/$tmp/elsewhere}" --out "$tmp/mpmd"
+  touch "$tmp/file"
+  expect_job_failure "checkpoint folder not writable" "rank 0 of 2: error: train --out: cannot create the folder $tmp/file" \
+    "${mpi[@]}" -np 2 "$bin" "${run[@]}" --out "$tmp/file/out"
+  sleep 1
+  pgrep -f -- "$tmp" >/dev/null && bad "a rank is still running after the failed jobs" || ok
+fi
+
 # A checkpoint of another configuration is refused, saying what differs.
 out=$("$bin" "${run[@]}" --lr 0.01 --out "$tmp/other" --resume "$tmp/one-killed" 2>&1)
 grep -qF "was saved with another configuration: lr 0.002 -> 0.01" <<<"$out" && ok || bad "configuration: $out"
