@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Training throughput of the sentiment model in three layouts of the same two cores — 1 process × 1
+# thread, 1 process × 2 threads, 2 MPI processes × 1 thread — for the default model and a wider one
+# (d 128, 4 heads, FFN 512, 2 layers). Each run trains --max-steps steps on the IMDB training reviews and
+# reports the trainer's own tokens/s (real tokens over all ranks, per second of training) and, with two
+# processes, rank 0's share of time in MPI collectives. The layouts alternate within each round, so a
+# change of machine speed touches them alike; the table gives the median over the rounds.
+#
+#   bench/distributed-sentiment.sh [--steps 30] [--rounds 2] [--data data/aclImdb]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+steps=30 rounds=2 data=data/aclImdb
+while [ $# -gt 0 ]; do
+  case $1 in
+    --steps) steps=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --data) data=$2; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+bin=build/release/examples/minigrad-sentiment
+[ -x "$bin" ] || { echo "build first: cmake --build build/release" >&2; exit 1; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+declare -A models=([default]="" [wide]="--hiddens 128 --heads 4 --ffn 512 --layers 2")
+declare -A layouts=([1x1]="env MINIGRAD_NUM_THREADS=1" [1x2]="env MINIGRAD_NUM_THREADS=2"
+  [2x1]="mpiexec --allow-run-as-root --oversubscribe -np 2 -x MINIGRAD_NUM_THREADS=1")
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $steps steps per run, $rounds round(s)"
+declare -A results
+for round in $(seq 1 "$rounds"); do
+  for model in default wide; do
+    for layout in 1x1 1x2 2x1; do
+      # shellcheck disable=SC2086
+      line=$(${layouts[$layout]} "$bin" train --data "$data" --out "$out/$model-$layout" --no-eval \
+        --max-steps "$steps" ${models[$model]} 2>&1 | grep -E "^trained [0-9]+ steps")
+      tps=$(sed -E 's/.* s: ([0-9]+) tokens\/s.*/\1/' <<<"$line")
+      share=$(grep -oE "[0-9.]+% of rank 0's time" <<<"$line" | cut -d% -f1 || true)
+      results[$model,$layout]+="$tps ${share:--} ;"
+      echo "round $round  $model  $layout: $line"
+    done
+  done
+done
+median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+echo
+echo "| model | 1 process × 1 thread | 1 process × 2 threads | 2 processes × 1 thread | 2×1 ÷ 1×1 | 1×2 ÷ 1×1 | time in all-reduce (2×1) |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for model in default wide; do
+  declare -A med
+  for layout in 1x1 1x2 2x1; do
+    med[$layout]=$(tr ';' '\n' <<<"${results[$model,$layout]}" | awk '{print $1}' | median)
+  done
+  share=$(tr ';' '\n' <<<"${results[$model,2x1]}" | awk '{print $2}' | median)
+  printf "| %s | %s tokens/s | %s tokens/s | %s tokens/s | %.2f | %.2f | %s%% |\n" "$model" "${med[1x1]}" "${med[1x2]}" \
+    "${med[2x1]}" "$(awk "BEGIN {print ${med[2x1]} / ${med[1x1]}}")" "$(awk "BEGIN {print ${med[1x2]} / ${med[1x1]}}")" "$share"
+done
