@@ -84,6 +84,8 @@ Variable DecoderLayer::forward_step(const Variable& x, LayerCache& cache, const 
   }
   auto self_attend = [&](const Variable& q) {
     const Variable k = self_attention->project_keys(q), v = self_attention->project_values(q);  // (B,h,n,hs)
+    // Appending copies the cache, O(t) per step: the same order as attending to it, and simpler than a
+    // preallocated buffer with a moving end.
     cache.self_keys = t > 0 ? concat({cache.self_keys, k}, 2) : k;  // (B, h, t + n, hs)
     cache.self_values = t > 0 ? concat({cache.self_values, v}, 2) : v;
     // New position t + i sees keys 0 .. t + i: a per-query valid length. One new position sees them all.
