@@ -11,17 +11,21 @@ DecoderLayer::DecoderLayer(const DecoderLayerOptions& opts) : options(opts) {
   const MultiHeadAttentionOptions attention_options{.num_hiddens = opts.num_hiddens,
                                                     .num_heads = opts.num_heads,
                                                     .dropout = opts.attention_dropout.value_or(opts.dropout),
-                                                    .bias = opts.bias};
+                                                    .bias = opts.bias,
+                                                    .generator = opts.generator};
   self_attention = register_module("self_attention", std::make_shared<MultiHeadAttention>(attention_options));
-  addnorm1 = register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
+  addnorm1 =
+      register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
   if (opts.cross_attention) {
     cross_attention =
         register_module("cross_attention", std::make_shared<MultiHeadAttention>(attention_options));
-    addnorm2 = register_module("addnorm2", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
+    addnorm2 = register_module("addnorm2",
+                               std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
   }
-  ffn = register_module(
-      "ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens, opts.activation));
-  addnorm3 = register_module("addnorm3", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout));
+  ffn = register_module("ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens,
+                                                                 opts.activation, opts.generator));
+  addnorm3 =
+      register_module("addnorm3", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
 }
 
 template <typename SelfAttend, typename CrossAttend>
@@ -84,6 +88,8 @@ Variable DecoderLayer::forward_step(const Variable& x, LayerCache& cache, const 
   }
   auto self_attend = [&](const Variable& q) {
     const Variable k = self_attention->project_keys(q), v = self_attention->project_values(q);  // (B,h,n,hs)
+    // Appending copies the cache, O(t) per step: the same order as attending to it, and simpler than a
+    // preallocated buffer with a moving end.
     cache.self_keys = t > 0 ? concat({cache.self_keys, k}, 2) : k;  // (B, h, t + n, hs)
     cache.self_values = t > 0 ? concat({cache.self_values, v}, 2) : v;
     // New position t + i sees keys 0 .. t + i: a per-query valid length. One new position sees them all.
@@ -117,14 +123,15 @@ void DecoderCache::select_rows(const Tensor& rows) {
 }
 
 TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : options(opts) {
-  embedding = register_module(
-      "embedding", std::make_shared<Embedding>(opts.vocab_size, opts.num_hiddens, opts.padding_idx));
+  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, opts.num_hiddens,
+                                                                       opts.padding_idx, opts.generator));
   pos_encoding = register_module(
       "pos_encoding",
       std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = opts.num_hiddens,
                                                                      .dropout = opts.dropout,
                                                                      .max_len = opts.max_len,
-                                                                     .learnable = opts.learnable_positions}));
+                                                                     .learnable = opts.learnable_positions,
+                                                                     .generator = opts.generator}));
   layers = register_module("layers", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < opts.num_layers; ++i) {
     layer_list.push_back(layers->push_back(
@@ -136,14 +143,16 @@ TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : 
                                                            .bias = opts.bias,
                                                            .norm_first = opts.norm_first,
                                                            .cross_attention = opts.cross_attention,
-                                                           .activation = opts.activation})));
+                                                           .activation = opts.activation,
+                                                           .generator = opts.generator})));
   }
   if (opts.final_norm.value_or(opts.norm_first))
     final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));
   if (opts.tie_weights) {
     output_bias = register_parameter("output_bias", Tensor::zeros({opts.vocab_size}));
   } else {
-    output = register_module("output", std::make_shared<Linear>(opts.num_hiddens, opts.vocab_size));
+    output = register_module(
+        "output", std::make_shared<Linear>(opts.num_hiddens, opts.vocab_size, true, opts.generator));
   }
 }
 
@@ -220,7 +229,8 @@ Transformer::Transformer(const TransformerOptions& opts) : options(opts) {
                                            .max_len = opts.max_source_len,
                                            .norm_first = opts.norm_first,
                                            .padding_idx = opts.padding_idx,
-                                           .activation = opts.activation}));
+                                           .activation = opts.activation,
+                                           .generator = opts.generator}));
   decoder = register_module("decoder", std::make_shared<TransformerDecoder>(TransformerDecoderOptions{
                                            .vocab_size = opts.target_vocab_size,
                                            .num_hiddens = opts.num_hiddens,
@@ -234,7 +244,8 @@ Transformer::Transformer(const TransformerOptions& opts) : options(opts) {
                                            .norm_first = opts.norm_first,
                                            .padding_idx = opts.padding_idx,
                                            .activation = opts.activation,
-                                           .tie_weights = opts.tie_weights}));
+                                           .tie_weights = opts.tie_weights,
+                                           .generator = opts.generator}));
 }
 
 Variable Transformer::encode(const Tensor& source, const Tensor& source_valid_lens) {

@@ -25,9 +25,12 @@ struct DecoderLayerOptions {
   int64_t ffn_num_hiddens = 0;
   int64_t num_heads = 1;
   double dropout = 0;
-  std::optional<double> attention_dropout{};  // on the attention weights; unset: `dropout`
-  bool bias = false;                          // in the attention projections
-  bool norm_first = false;                    // pre-norm instead of Vaswani's post-norm
+  std::optional<double> attention_dropout {  // Draws the initial weights and the dropout masks; nullptr: this
+                                             // thread's default. Not owned.
+    Generator* generator = nullptr;
+  };                        // on the attention weights; unset: `dropout`
+  bool bias = false;        // in the attention projections
+  bool norm_first = false;  // pre-norm instead of Vaswani's post-norm
   // false: a decoder-only layer (a causal language model's): self-attention and FFN, no memory.
   bool cross_attention = true;
   Activation activation = Activation::ReLU;
@@ -83,7 +86,10 @@ struct TransformerDecoderOptions {
   int64_t num_heads = 1;
   int64_t num_layers = 1;
   double dropout = 0;
-  std::optional<double> attention_dropout{};  // unset: `dropout`
+  std::optional<double> attention_dropout {  // Draws the initial weights and the dropout masks; nullptr: this
+                                             // thread's default. Not owned.
+    Generator* generator = nullptr;
+  };  // unset: `dropout`
   bool bias = false;
   int64_t max_len = 1000;  // longest target (positions of the positional encoding)
   bool norm_first = false;
@@ -156,7 +162,10 @@ struct TransformerOptions {
   int64_t num_encoder_layers = 1;
   int64_t num_decoder_layers = 1;
   double dropout = 0;
-  std::optional<double> attention_dropout{};
+  std::optional<double> attention_dropout {  // Draws the initial weights and the dropout masks; nullptr: this
+                                             // thread's default. Not owned.
+    Generator* generator = nullptr;
+  };
   bool bias = false;
   int64_t max_source_len = 1000;
   int64_t max_target_len = 1000;

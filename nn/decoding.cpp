@@ -187,6 +187,18 @@ std::vector<Hypothesis> beam_search(StepModel& model, const Tensor& prefix,
   auto score = [&](double log_prob, size_t length) {
     return log_prob / std::pow(static_cast<double>(length), options.length_penalty);
   };
+  // Over when beam_width hypotheses have ended and no live one scores better than the worst of them at its
+  // current length. Without a length penalty this is exact (extending a hypothesis only lowers its
+  // log-probability); with one it is Hugging Face's heuristic, since a longer hypothesis divides by more.
+  auto search_is_over = [&](std::vector<Hypothesis>& ended, const std::vector<Hypothesis>& alive) {
+    if (alive.empty()) return true;
+    if (ended.size() < width) return false;
+    std::stable_sort(ended.begin(), ended.end(),
+                     [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+    double best_alive = -std::numeric_limits<double>::infinity();
+    for (const Hypothesis& h : alive) best_alive = std::max(best_alive, h.score);
+    return best_alive <= ended[width - 1].score;
+  };
   struct Candidate {
     double log_prob;
     size_t beam;
@@ -230,7 +242,7 @@ std::vector<Hypothesis> beam_search(StepModel& model, const Tensor& prefix,
       }
     }
     live = std::move(next);
-    if (finished.size() >= width || live.empty() || step + 1 == options.max_new_tokens) break;
+    if (search_is_over(finished, live) || step + 1 == options.max_new_tokens) break;
     const int64_t n = static_cast<int64_t>(rows.size());
     model.select_rows(Tensor::from_vector(rows, {n}));
     logits = model.next_logits(Tensor::from_vector(tokens, {n, 1}));

@@ -111,7 +111,8 @@ struct Hypothesis {
 
 // Keeps the beam_width best partial sequences at each step: every live hypothesis is extended by every
 // token, and the beam_width best extensions that do not end survive; those that end are set aside. Stops
-// when beam_width hypotheses have ended (or at max_new_tokens). prefix (1, P): one sequence; the model
+// when beam_width hypotheses have ended and no live one scores better at its current length (or at
+// max_new_tokens). prefix (1, P): one sequence; the model
 // must hold one row, which beam search copies into the beams. Returns up to beam_width hypotheses, best
 // first.
 std::vector<Hypothesis> beam_search(StepModel& model, const Tensor& prefix, const BeamSearchOptions& options);

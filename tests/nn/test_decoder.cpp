@@ -230,6 +230,16 @@ BOOST_AUTO_TEST_CASE(beam_search_finds_the_best_sequence_that_greedy_misses) {
   BOOST_TEST(beams[0].score == beams[0].log_prob);  // length penalty 0
   for (size_t i = 1; i < beams.size(); ++i) BOOST_TEST(beams[i].score <= beams[0].score);
 
+  // With length penalty 1 hypotheses are ranked by log P per token: A A end (log 0.24 / 3 = -0.476) beats
+  // B end (log 0.36 / 2 = -0.511), and the search must go on past the first two ended hypotheses to find it.
+  HandMadeModel per_token;
+  const std::vector<Hypothesis> normalised = beam_search(
+      per_token, start, {.beam_width = 2, .max_new_tokens = 5, .end_token = 0, .length_penalty = 1});
+  BOOST_REQUIRE_EQUAL(normalised.size(), 2u);
+  BOOST_TEST(normalised[0].tokens == (std::vector<int64_t>{1, 1, 0}));
+  BOOST_TEST(std::abs(normalised[0].score - std::log(0.24) / 3) < 1e-6);
+  BOOST_TEST(normalised[1].tokens == (std::vector<int64_t>{2, 0}));
+
   // Width 1 is greedy.
   HandMadeModel narrow;
   const std::vector<Hypothesis> one = beam_search(narrow, start, {.beam_width = 1, .end_token = 0});
