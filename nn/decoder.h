@@ -25,15 +25,14 @@ struct DecoderLayerOptions {
   int64_t ffn_num_hiddens = 0;
   int64_t num_heads = 1;
   double dropout = 0;
-  std::optional<double> attention_dropout {  // Draws the initial weights and the dropout masks; nullptr: this
-                                             // thread's default. Not owned.
-    Generator* generator = nullptr;
-  };                        // on the attention weights; unset: `dropout`
-  bool bias = false;        // in the attention projections
-  bool norm_first = false;  // pre-norm instead of Vaswani's post-norm
+  std::optional<double> attention_dropout{};  // on the attention weights; unset: `dropout`
+  bool bias = false;                          // in the attention projections
+  bool norm_first = false;                    // pre-norm instead of Vaswani's post-norm
   // false: a decoder-only layer (a causal language model's): self-attention and FFN, no memory.
   bool cross_attention = true;
   Activation activation = Activation::ReLU;
+  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
+  Generator* generator = nullptr;
 };
 
 // Which positions are padding. Each tensor is int64 (B) or undefined (no padding).
@@ -86,10 +85,7 @@ struct TransformerDecoderOptions {
   int64_t num_heads = 1;
   int64_t num_layers = 1;
   double dropout = 0;
-  std::optional<double> attention_dropout {  // Draws the initial weights and the dropout masks; nullptr: this
-                                             // thread's default. Not owned.
-    Generator* generator = nullptr;
-  };  // unset: `dropout`
+  std::optional<double> attention_dropout{};  // unset: `dropout`
   bool bias = false;
   int64_t max_len = 1000;  // longest target (positions of the positional encoding)
   bool norm_first = false;
@@ -103,6 +99,8 @@ struct TransformerDecoderOptions {
   // Use the embedding table as the output projection too (Press and Wolf, 2017; Vaswani et al. do): the
   // logits are x·Eᵀ + b. Saves vocab_size·num_hiddens parameters.
   bool tie_weights = false;
+  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
+  Generator* generator = nullptr;
 };
 
 // Everything TransformerDecoder::forward_step keeps between steps.
@@ -162,10 +160,7 @@ struct TransformerOptions {
   int64_t num_encoder_layers = 1;
   int64_t num_decoder_layers = 1;
   double dropout = 0;
-  std::optional<double> attention_dropout {  // Draws the initial weights and the dropout masks; nullptr: this
-                                             // thread's default. Not owned.
-    Generator* generator = nullptr;
-  };
+  std::optional<double> attention_dropout{};
   bool bias = false;
   int64_t max_source_len = 1000;
   int64_t max_target_len = 1000;
@@ -173,6 +168,8 @@ struct TransformerOptions {
   int64_t padding_idx = -1;  // in both vocabularies
   Activation activation = Activation::ReLU;
   bool tie_weights = false;  // the decoder's output projection shares its embedding
+  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
+  Generator* generator = nullptr;
 };
 
 // The encoder-decoder Transformer for sequence-to-sequence tasks (translation, ...): the encoder reads the
