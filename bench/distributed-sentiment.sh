@@ -3,7 +3,8 @@
 # thread, 1 process × 2 threads, 2 MPI processes × 1 thread — for the default model and a wider one
 # (d 128, 4 heads, FFN 512, 2 layers). Each run trains --max-steps steps on the IMDB training reviews and
 # reports the trainer's own tokens/s (real tokens over all ranks, per second of training) and, with two
-# processes, rank 0's share of time in MPI collectives. The layouts alternate within each round, so a
+# processes, rank 0's share of its training time in MPI collectives (all-reduce, and waiting there for the
+# other rank). The layouts alternate within each round, so a
 # change of machine speed touches them alike; the table gives the median over the rounds.
 #
 #   bench/distributed-sentiment.sh [--steps 30] [--rounds 2] [--data data/aclImdb]
@@ -34,7 +35,7 @@ for round in $(seq 1 "$rounds"); do
       line=$(${layouts[$layout]} "$bin" train --data "$data" --out "$out/$model-$layout" --no-eval \
         --max-steps "$steps" ${models[$model]} 2>&1 | grep -E "^trained [0-9]+ steps")
       tps=$(sed -E 's/.* s: ([0-9]+) tokens\/s.*/\1/' <<<"$line")
-      share=$(grep -oE "[0-9.]+% of rank 0's time" <<<"$line" | cut -d% -f1 || true)
+      share=$(grep -oE "[0-9.]+% of rank 0's training time" <<<"$line" | cut -d% -f1 || true)
       results[$model,$layout]+="$tps ${share:--} ;"
       echo "round $round  $model  $layout: $line"
     done
@@ -42,7 +43,7 @@ for round in $(seq 1 "$rounds"); do
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 echo
-echo "| model | 1 process × 1 thread | 1 process × 2 threads | 2 processes × 1 thread | 2×1 ÷ 1×1 | 1×2 ÷ 1×1 | time in all-reduce (2×1) |"
+echo "| model | 1 process × 1 thread | 1 process × 2 threads | 2 processes × 1 thread | 2×1 ÷ 1×1 | 1×2 ÷ 1×1 | rank 0's time in collectives (2×1) |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for model in default wide; do
   declare -A med

@@ -194,19 +194,23 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
                              .resume = resume_state ? &*resume_state : nullptr,
                              .resume_source = resume_file,
                              .ranks = ranks};
+  // Time in collectives during training only: the broadcast above also waits for the slowest rank to
+  // finish reading the data.
+  const double collective_before = parallel.collective_seconds();
   const TrainingLog log = train(checkpoint, examples, out, options);
   if (root) {
     std::vector<FolderFile> state;
     if (!log.final_state.empty()) state.emplace_back("training_state.safetensors", log.final_state);
     checkpoint.save(args.out_dir, state);
   }
-  const double reduced = parallel.collective_seconds();
+  const double reduced = parallel.collective_seconds() - collective_before;
   out << "trained " << log.steps << " steps in " << std::fixed << std::setprecision(1) << log.seconds
       << " s: " << std::setprecision(0) << log.tokens / std::max(log.seconds, 1e-9) << " tokens/s on "
       << ranks.world << " process(es) x " << num_threads() << " thread(s)" << std::setprecision(1)
-      << (ranks.world > 1 ? ", " + std::to_string(100 * reduced / std::max(log.seconds, 1e-9)).substr(0, 4) +
-                                "% of rank 0's time in MPI collectives"
-                          : std::string())
+      << (ranks.world > 1
+              ? ", " + std::to_string(100 * reduced / std::max(log.seconds, 1e-9)).substr(0, 4) +
+                    "% of rank 0's training time in MPI collectives (waiting for the other ranks included)"
+              : std::string())
       << "; saved " << args.out_dir << "/{model.safetensors,config.json,vocab.json}\n";
   if (args.evaluate_test) {
     const Evaluation e =
