@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/testing.h"
 #include "examples/gradcheck/cases.h"
 #include "test_helpers.h"
 
@@ -14,6 +15,13 @@ constexpr DType F64 = DType::Float64;
 Variable random_leaf(const Shape& shape, uint64_t seed) {
   Generator generator(seed);
   return Variable(Tensor::normal(shape, 0, 1, F64, &generator), true);
+}
+// cube with a gradient 1% too large.
+Variable slightly_wrong_cube(const Variable& x) {
+  return record("slightly_wrong_cube", pow(x.data(), 3.0), {x},
+                [sx = SavedTensor(x)](const Tensor& g, NeedsGrad) -> Grads {
+                  return {mul(mul(g, mul(sx.get(), sx.get())), 3.03)};
+                });
 }
 }  // namespace
 
@@ -88,6 +96,72 @@ BOOST_AUTO_TEST_CASE(gradgradcheck_catches_a_wrong_second_derivative) {
   };
   BOOST_TEST(gradcheck(bad_square, {random_leaf({3}, 1)}).passed);  // first order is right
   BOOST_TEST(!gradgradcheck(bad_square, {random_leaf({3}, 1)}).passed);
+}
+
+// The README's "Writing an op" example: a user's op with the same mechanism as minigrad's.
+Variable cube(const Variable& x) {
+  return record("cube", pow(x.data(), 3.0), {x}, [sx = SavedTensor(x)]<typename G>(const G& g, NeedsGrad) {
+    const G x = sx.as<G>();
+    return GradsOf<G>{mul(mul(g, mul(x, x)), 3.0)};  // d(x³)/dx = 3x²
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_user_op_checked_with_the_testing_header) {
+  Variable x = random_leaf({3, 2}, 31);
+  auto f = [](const std::vector<Variable>& in) { return cube(in[0]); };
+  BOOST_TEST(minigrad::testing::gradients_match(f, {x}));
+  BOOST_TEST(minigrad::testing::second_derivatives_match(f, {x}));
+  // A wrong op fails, and the message names the worst element.
+  auto wrong = [](const std::vector<Variable>& in) { return slightly_wrong_cube(in[0]); };
+  auto result = minigrad::testing::gradients_match(wrong, {x});
+  BOOST_TEST(!result);
+  BOOST_TEST(result.message().str().find("input 0") != std::string::npos, result.message().str());
+}
+
+BOOST_AUTO_TEST_CASE(readme_hessian_vector_product_matches_finite_differences) {
+  auto f = [](const Variable& x) { return sum(tanh(x) * x); };
+  Variable x = random_leaf({5}, 11);
+  Variable v(Tensor::normal({5}, 0, 1, F64));
+  // H·v for f(x) = Σ tanh(x)·x: differentiate (∂f/∂x)·v once more.
+  Variable g = grad({f(x)}, {x}, {}, {.create_graph = true})[0];
+  Variable hv = grad({sum(g * v)}, {x})[0];
+  // Finite differences of the gradient along v: (∇f(x + εv) - ∇f(x - εv)) / 2ε.
+  const double eps = 1e-6;
+  auto gradient_at = [&](double step) {
+    Variable xs(add(x.data(), mul(v.data(), step)), true);
+    return grad({f(xs)}, {xs})[0].data();
+  };
+  const Tensor numeric = div(sub(gradient_at(eps), gradient_at(-eps)), 2 * eps);
+  const std::vector<double> a = hv.data().to_vector<double>(), n = numeric.to_vector<double>();
+  for (size_t i = 0; i < a.size(); ++i) BOOST_TEST(std::abs(a[i] - n[i]) <= 1e-5 + 1e-3 * std::abs(n[i]));
+}
+
+BOOST_AUTO_TEST_CASE(readme_gradient_penalty_is_minimised) {
+  // loss(w) = f² + 0.1·‖∂f/∂x‖², f = Σ tanh(x·w): plain gradient descent on w lowers it, and the penalty
+  // term's own gradient (a second derivative) is part of w.grad().
+  Variable x = random_leaf({4, 3}, 21), w = random_leaf({3, 2}, 22);
+  auto loss_of = [&] {
+    Variable fx = sum(tanh(matmul(x, w)));
+    Variable dx = grad({fx}, {x}, {}, {.create_graph = true})[0];
+    return fx * fx + 0.1 * sum(dx * dx);
+  };
+  const double first = loss_of().item();
+  for (int step = 0; step < 50; ++step) {
+    w.zero_grad();
+    loss_of().backward();
+    NoGradGuard no_grad;
+    w.data().add_(w.grad(), -0.05);
+  }
+  const double last = loss_of().item();
+  BOOST_TEST(last < 0.5 * first, "loss " << first << " -> " << last);
+  // The penalty's gradient is really there: it differs from the gradient of f² alone.
+  w.zero_grad();
+  loss_of().backward();
+  const Tensor with_penalty = w.grad().clone();
+  w.zero_grad();
+  Variable fx = sum(tanh(matmul(x, w)));
+  (fx * fx).backward();
+  BOOST_TEST(max(abs(sub(with_penalty, w.grad()))).item() > 1e-6);
 }
 
 // ---- the capture rule ----
