@@ -15,7 +15,9 @@ Variable dropout(const Variable& x, double p, bool training, Generator* generato
   const Tensor scale =
       where(keep, Tensor::scalar(p == 1 ? 0.0 : 1.0 / (1 - p), x.dtype()), Tensor::scalar(0, x.dtype()));
   return record("dropout", mul(x.data(), scale), {x},
-                [scale](const Tensor& g, NeedsGrad) -> Grads { return {mul(g, scale)}; });
+                [ss = SavedTensor(scale)]<typename G>(const G& g, NeedsGrad) {
+                  return GradsOf<G>{mul(g, ss.as<G>())};  // the scale is a constant: dropout is linear in x
+                });
 }
 
 }  // namespace minigrad

@@ -5,6 +5,30 @@
 
 namespace minigrad {
 
+namespace {
+
+// The weight's gradient: row r is the sum of the gradients g (ids.shape + [D]) of the positions that
+// looked row r up (a scatter-add). The padding row stays a constant (zero) vector: it must not learn
+// from the positions it pads.
+Tensor scatter_rows(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t dim, int64_t padding_idx) {
+  Tensor gw = index_add(Tensor::zeros({vocab, dim}, g.dtype()), 0, ids, g.reshape({-1, dim}));
+  if (padding_idx >= 0 && padding_idx < vocab) gw.select(0, padding_idx).zero_();
+  return gw;
+}
+
+// The same as an op of its own, for create_graph. It is linear in g, so its gradient picks rows again.
+Variable scatter_rows(const Variable& g, const SavedTensor& ids, int64_t vocab, int64_t dim,
+                      int64_t padding_idx) {
+  return record("embedding_backward", scatter_rows(g.data(), ids.get(), vocab, dim, padding_idx), {g},
+                [ids, padding_idx, g_shape = g.shape()](const Tensor& gg, NeedsGrad) -> Grads {
+                  Tensor rows = gg.clone();
+                  if (padding_idx >= 0 && padding_idx < rows.shape()[0]) rows.select(0, padding_idx).zero_();
+                  return {index_select(rows, 0, ids.get()).reshape(g_shape)};
+                });
+}
+
+}  // namespace
+
 Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_idx) {
   if (!weight.defined() || !ids.defined()) throw ValueError("embedding", "an operand is undefined");
   if (weight.rank() != 2)
@@ -24,13 +48,14 @@ Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_id
   Shape out_shape = ids.shape();
   out_shape.push_back(dim);
   Tensor out = index_select(weight.data(), 0, flat).reshape(out_shape);  // ids.shape + [D]
+  // The ids are saved (not the weight: the gradient does not depend on it).
   return record(
-      "embedding", out, {weight}, [flat, vocab, dim, padding_idx](const Tensor& g, NeedsGrad) -> Grads {
-        Tensor gw = index_add(Tensor::zeros({vocab, dim}, g.dtype()), 0, flat, g.reshape({-1, dim}));
-        // The padding row stays a constant (zero) vector: it must not learn from the positions it pads.
-        if (padding_idx >= 0 && padding_idx < vocab) gw.select(0, padding_idx).zero_();
-        return {gw};
-      });
+      "embedding", out, {weight},
+      Backward{[ids = SavedTensor(flat), vocab, dim, padding_idx](const Tensor& g, NeedsGrad) -> Grads {
+                 return {scatter_rows(g, ids.get(), vocab, dim, padding_idx)};
+               },
+               [ids = SavedTensor(flat), vocab, dim, padding_idx](const Variable& g, NeedsGrad)
+                   -> VariableGrads { return {scatter_rows(g, ids, vocab, dim, padding_idx)}; }});
 }
 
 }  // namespace minigrad

@@ -4,7 +4,7 @@
 //   arithmetic.cpp  add sub mul div neg, scalar forms, pow
 //   unary.cpp       exp log sqrt tanh sigmoid relu gelu
 //   matmul.cpp      matmul
-//   shape_ops.cpp   reshape transpose permute slice concat unsqueeze squeeze
+//   shape_ops.cpp   reshape transpose permute slice concat unsqueeze squeeze expand sum_to
 //   reduce_ops.cpp  sum mean max
 //   softmax_ops.cpp softmax log_softmax masked_fill
 //   embedding.cpp   embedding          dropout.cpp  dropout
@@ -54,6 +54,11 @@ Variable slice(const Variable& x, int64_t dim, int64_t start, int64_t end, int64
 Variable concat(const std::vector<Variable>& xs, int64_t dim);
 Variable unsqueeze(const Variable& x, int64_t dim);
 Variable squeeze(const Variable& x, int64_t dim);
+// x repeated along broadcast dimensions to `shape` (NumPy rules); the gradient is summed back.
+Variable expand(const Variable& x, const Shape& shape);
+// x summed over the dimensions that broadcasting to x.shape() would repeat: the inverse of expand, and
+// how a broadcast input's gradient returns to its shape.
+Variable sum_to(const Variable& x, const Shape& shape);
 
 // ---- reductions ----
 Variable sum(const Variable& x, const Shape& dims, bool keepdim = false);

@@ -239,4 +239,77 @@ GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Variable
   return Checker(f, inputs, options).run();
 }
 
+namespace {
+
+// The first-order gradients against the create_graph ones, entry by entry, within atol + rtol·|first|.
+GradcheckResult compare_backward_paths(const Variable& y, const std::vector<Variable>& inputs,
+                                       const Variable& v, const GradcheckOptions& options) {
+  GradcheckResult result;
+  const std::vector<Variable> fast = grad({y}, inputs, {v}, {.retain_graph = true, .allow_unused = true});
+  const std::vector<Variable> slow = grad({y}, inputs, {v}, {.create_graph = true, .allow_unused = true});
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!fast[i].defined() && !slow[i].defined()) continue;
+    const Tensor zeros = Tensor::zeros(inputs[i].shape(), DType::Float64);
+    const std::vector<double> a =
+        (fast[i].defined() ? fast[i].data() : zeros).contiguous().to_vector<double>();
+    const std::vector<double> b =
+        (slow[i].defined() ? slow[i].data() : zeros).contiguous().to_vector<double>();
+    for (size_t k = 0; k < a.size(); ++k) {
+      ++result.comparisons;
+      const double error = std::abs(a[k] - b[k]),
+                   ratio = error / (options.atol + options.rtol * std::abs(a[k]));
+      result.max_abs_error = std::max(result.max_abs_error, error);
+      if (ratio >= result.worst_ratio) {
+        result.worst_ratio = ratio;
+        result.worst_where = "input " + std::to_string(i) + " at " +
+                             index_string(inputs[i].shape(), static_cast<int64_t>(k)) +
+                             " (first-order backward vs differentiable backward)";
+        result.worst_numeric = a[k];  // the first-order value is the reference here
+        result.worst_analytic = b[k];
+      }
+      if (ratio > 1) result.passed = false;
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+GradcheckResult gradgradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
+                              const GradcheckOptions& options) {
+  std::vector<Variable> differentiable;
+  for (const Variable& x : inputs) {
+    if (x.defined() && x.requires_grad()) differentiable.push_back(x);
+  }
+  if (differentiable.empty()) throw ValueError("gradgradcheck", "no input requires grad");
+  const Variable y = f(inputs);
+  if (!y.defined()) throw ValueError("gradgradcheck", "f returned an undefined Variable");
+  Generator generator(options.seed + 1);  // not the stream gradcheck's own upstream gradient comes from
+  const Variable v(Tensor::normal(y.shape(), 0, 1, DType::Float64, &generator), /*requires_grad=*/true);
+
+  // The differentiable backward must give the same values as the fast first-order one.
+  GradcheckResult agreement = compare_backward_paths(y, differentiable, v, options);
+  if (!agreement.passed) return agreement;
+
+  std::vector<Variable> with_v = inputs;
+  with_v.push_back(v);
+  const size_t n = inputs.size();
+  auto first_derivatives = [&f, n, &differentiable](const std::vector<Variable>& in) {
+    GradModeGuard grad_mode(true);  // gradcheck evaluates f without recording; the gradients need a graph
+    const std::vector<Variable> args(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+    const Variable out = f(args);
+    const std::vector<Variable> grads =
+        grad({out}, differentiable, {in[n]}, {.create_graph = true, .allow_unused = true});
+    std::vector<Variable> flat;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      // An input f does not use has a zero gradient, whose own gradient is zero too.
+      flat.push_back(grads[i].defined()
+                         ? reshape(grads[i], {-1})
+                         : Variable(Tensor::zeros({differentiable[i].numel()}, DType::Float64)));
+    }
+    return concat(flat, 0);
+  };
+  return gradcheck(first_derivatives, with_v, options);
+}
+
 }  // namespace minigrad

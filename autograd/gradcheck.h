@@ -60,4 +60,11 @@ using GradcheckFunction = std::function<Variable(const std::vector<Variable>&)>;
 GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
                           const GradcheckOptions& options = {});
 
+// Checks second derivatives, as torch.autograd.gradgradcheck: gradcheck (same options) of the function
+//   (inputs, v) -> the gradients grad(f(inputs), inputs, v, create_graph), flattened and concatenated,
+// where v is a random upstream gradient that is itself an input. This exercises every op's
+// differentiable backward: its values (first order) and its own gradient (second order).
+GradcheckResult gradgradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
+                              const GradcheckOptions& options = {});
+
 }  // namespace minigrad

@@ -7,14 +7,6 @@
 
 namespace minigrad {
 
-namespace {
-
-std::string describe(const Shape& shape, DType dtype) {
-  return shape.str() + " " + std::string(dtype_name(dtype));
-}
-
-}  // namespace
-
 std::string to_dot(const Variable& root) {
   if (!root.defined()) throw ValueError("to_dot", "the Variable is undefined");
   std::ostringstream out;
@@ -50,7 +42,7 @@ std::string to_dot(const Variable& root) {
     stack.pop_back();
     const std::string& id = ids.at(node);
     out << "  " << id << " [shape=box, style=rounded, label=\"" << node->op << "\\n"
-        << describe(node->output_shape, node->output_dtype) << (node->backward ? "" : "\\n(freed)")
+        << describe(node->output_shape, node->output_dtype) << (node->released() ? "\\n(freed)" : "")
         << "\"];\n";
     for (const Edge& edge : node->inputs) {
       std::string from;

@@ -127,26 +127,48 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
                        rstd.data_ptr<T>(), rows, d, eps);
   });
 
-  auto backward = [sx = SavedTensor(xc), sw = SavedTensor(w), mean, rstd, rows, d, affine](
-                      const Tensor& g, NeedsGrad needs) -> Grads {
+  // What the gradients need: x always, the weight for dx, and the mean and rstd per row.
+  const SavedTensor sx(x), sw = affine ? save_if(weight, x.requires_grad()) : SavedTensor();
+  const SavedTensor saved_mean(mean), saved_rstd(rstd);
+  auto first_order = [sx, sw, saved_mean, saved_rstd, rows, d, affine](const Tensor& g,
+                                                                       NeedsGrad needs) -> Grads {
     const Tensor gc = g.contiguous();
-    const Tensor& x = sx.get();
-    const Tensor& w = sw.get();
+    const Tensor x = sx.get().contiguous();
+    const Tensor w = sw.defined() ? sw.get().contiguous() : Tensor();
+    const Tensor &mean = saved_mean.get(), &rstd = saved_rstd.get();
     Tensor dx, dw, db;
     if (needs[0]) dx = Tensor::empty(x.shape(), x.dtype());
     if (affine && needs[1]) dw = Tensor::empty({d}, x.dtype());
     if (affine && needs[2]) db = Tensor::empty({d}, x.dtype());
     dispatch_float(x.dtype(), "layer_norm_backward", [&]<typename T>() {
       layer_norm_backward(
-          gc.data_ptr<const T>(), x.data_ptr<const T>(), affine ? w.data_ptr<const T>() : nullptr,
+          gc.data_ptr<const T>(), x.data_ptr<const T>(), w.defined() ? w.data_ptr<const T>() : nullptr,
           mean.data_ptr<const T>(), rstd.data_ptr<const T>(), dx.defined() ? dx.data_ptr<T>() : nullptr,
           dw.defined() ? dw.data_ptr<T>() : nullptr, db.defined() ? db.data_ptr<T>() : nullptr, rows, d);
     });
     if (affine) return {dx, dw, db};
     return {dx};
   };
-  if (affine) return record("layer_norm", y, {x, weight, bias}, std::move(backward));
-  return record("layer_norm", y, {x}, std::move(backward));
+  // For create_graph: the same formulas written with differentiable ops, recomputing x̂ and rstd from x
+  // so that their dependence on x is in the graph.
+  auto differentiable = [sx, sw, eps, d, affine](const Variable& g, NeedsGrad needs) -> VariableGrads {
+    const Variable x = sx.variable();
+    const Variable centered = sub(x, minigrad::mean(x, {-1}, /*keepdim=*/true));
+    const Variable rstd =
+        pow(add(minigrad::mean(mul(centered, centered), {-1}, /*keepdim=*/true), eps), -0.5);
+    const Variable xhat = mul(centered, rstd);
+    const Variable ghat = affine && needs[0] ? mul(g, sw.variable()) : g;
+    VariableGrads grads(affine ? 3 : 1);
+    if (needs[0]) {
+      grads[0] = mul(rstd, sub(sub(ghat, minigrad::mean(ghat, {-1}, true)),
+                               mul(xhat, minigrad::mean(mul(ghat, xhat), {-1}, true))));
+    }
+    if (affine && needs[1]) grads[1] = sum_to(mul(g, xhat), Shape{d});
+    if (affine && needs[2]) grads[2] = sum_to(g, Shape{d});
+    return grads;
+  };
+  if (affine) return record("layer_norm", y, {x, weight, bias}, Backward{first_order, differentiable});
+  return record("layer_norm", y, {x}, Backward{first_order, differentiable});
 }
 
 }  // namespace minigrad

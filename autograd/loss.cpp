@@ -60,28 +60,46 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
     *loss.data_ptr<T>() = T(count ? total / double(count) : 0.0);
   });
 
-  return record("cross_entropy", loss, {logits},
-                [sx = SavedTensor(x), t, lse, count, ignore = options.ignore_index](const Tensor& g,
-                                                                                    NeedsGrad) -> Grads {
-                  const Tensor& x = sx.get();
-                  const int64_t n = x.shape()[0], c = x.shape()[1];
-                  Tensor dx = Tensor::zeros(x.shape(), x.dtype());
-                  if (count == 0) return {dx};
-                  dispatch_float(x.dtype(), "cross_entropy_backward", [&]<typename T>() {
-                    const T scale = T(g.item()) / T(count);  // d mean / d loss_i
-                    const T* px = x.data_ptr<const T>();
-                    const T* pl = lse.data_ptr<const T>();
-                    const int64_t* pt = t.data_ptr<const int64_t>();
-                    T* pd = dx.data_ptr<T>();
-                    for (int64_t i = 0; i < n; ++i) {
-                      if (pt[i] == ignore) continue;  // ignored rows stay zero
-                      for (int64_t j = 0; j < c; ++j)
-                        pd[i * c + j] = fast_exp_nonpositive(px[i * c + j] - pl[i]) * scale;
-                      pd[i * c + pt[i]] -= scale;
-                    }
-                  });
-                  return {dx};
-                });
+  const SavedTensor saved_x(logits), saved_t(t);
+  return record(
+      "cross_entropy", loss, {logits},
+      Backward{
+          [saved_x, saved_t, lse, count, ignore = options.ignore_index](const Tensor& g, NeedsGrad) -> Grads {
+            const Tensor x = saved_x.get().contiguous();
+            const int64_t n = x.shape()[0], c = x.shape()[1];
+            Tensor dx = Tensor::zeros(x.shape(), x.dtype());
+            if (count == 0) return {dx};
+            dispatch_float(x.dtype(), "cross_entropy_backward", [&]<typename T>() {
+              const T scale = T(g.item()) / T(count);  // d mean / d loss_i
+              const T* px = x.data_ptr<const T>();
+              const T* pl = lse.data_ptr<const T>();
+              const int64_t* pt = saved_t.get().data_ptr<const int64_t>();
+              T* pd = dx.data_ptr<T>();
+              for (int64_t i = 0; i < n; ++i) {
+                if (pt[i] == ignore) continue;  // ignored rows stay zero
+                for (int64_t j = 0; j < c; ++j)
+                  pd[i * c + j] = fast_exp_nonpositive(px[i * c + j] - pl[i]) * scale;
+                pd[i * c + pt[i]] -= scale;
+              }
+            });
+            return {dx};
+          },
+          // The same in differentiable ops: dx = (softmax(x) - onehot(t))·w·g, where the constant w
+          // is 1/count on counted rows and 0 on ignored ones.
+          [saved_x, saved_t, count, ignore = options.ignore_index](const Variable& g,
+                                                                   NeedsGrad) -> VariableGrads {
+            const Variable x = saved_x.variable();
+            const Tensor& t = saved_t.get();
+            const int64_t n = x.shape()[0], c = x.shape()[1];
+            Tensor one_hot = Tensor::zeros({n, c}, x.dtype()), weight = Tensor::zeros({n, 1}, x.dtype());
+            const int64_t* pt = t.data_ptr<const int64_t>();
+            for (int64_t i = 0; i < n && count > 0; ++i) {
+              if (pt[i] == ignore) continue;
+              one_hot.select(0, i).select(0, pt[i]).fill_(1.0);
+              weight.select(0, i).fill_(1.0 / double(count));
+            }
+            return {mul(mul(sub(softmax(x, 1), Variable(one_hot)), Variable(weight)), g)};
+          }});
 }
 
 Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& targets) {
@@ -99,21 +117,26 @@ Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable
         return (x > 0 ? x : T(0)) - x * t + std::log1p(fast_exp(-std::abs(x)));
       });
   const double count = static_cast<double>(std::max<int64_t>(1, logits.numel()));
+  // dloss/dx needs x and t; dloss/dt needs only x, so t is kept only if x needs its gradient.
+  const SavedTensor sx(logits), st = save_if(targets, logits.requires_grad());
   return record("binary_cross_entropy_with_logits", mean(per_element), {logits, targets},
-                [sx = SavedTensor(logits.data()), st = SavedTensor(targets.data()), count](
-                    const Tensor& g, NeedsGrad needs) -> Grads {
-                  const Tensor& x = sx.get();
-                  const Tensor& t = st.get();
-                  const double scale = g.item() / count;
-                  Tensor dx, dt;
-                  if (needs[0]) {
-                    dx = zip_float("bce_backward", x, t, [scale](auto x, auto t) {
-                      return (stable_sigmoid(x) - t) * decltype(x)(scale);
-                    });
-                  }
-                  if (needs[1]) dt = mul(x, -scale);
-                  return {dx, dt};
-                });
+                Backward{[sx, st, count](const Tensor& g, NeedsGrad needs) -> Grads {
+                           const Tensor& x = sx.get();
+                           const double scale = g.item() / count;
+                           Tensor dx, dt;
+                           if (needs[0]) {
+                             dx = zip_float("bce_backward", x, st.get(), [scale](auto x, auto t) {
+                               return (stable_sigmoid(x) - t) * decltype(x)(scale);
+                             });
+                           }
+                           if (needs[1]) dt = mul(x, -scale);
+                           return {dx, dt};
+                         },
+                         [sx, st, count](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                           const Variable x = sx.variable(), scale = div(g, count);
+                           return {needs[0] ? mul(sub(sigmoid(x), st.variable()), scale) : Variable(),
+                                   needs[1] ? mul(neg(x), scale) : Variable()};
+                         }});
 }
 
 }  // namespace minigrad

@@ -8,26 +8,33 @@
 namespace minigrad {
 
 Variable matmul(const Variable& a, const Variable& b) {
+  // Each operand is kept only if the other needs its gradient (dL/dA uses only B, dL/dB only A).
+  SavedTensor sa = save_if(a, b.requires_grad()), sb = save_if(b, a.requires_grad());
   return record(
       "matmul", matmul(a.data(), b.data()), {a, b},
-      [sa = SavedTensor(a.data()), sb = SavedTensor(b.data())](const Tensor& g, NeedsGrad needs) -> Grads {
-        const Tensor& a = sa.get();  // [..., M, K]
-        const Tensor& b = sb.get();  // [..., K, N]
-        // g: [..., M, N]
-        Tensor ga, gb;
-        if (needs[0]) ga = sum_to(matmul(g, b.transpose(-1, -2)), a.shape());
-        if (needs[1]) {
-          if (b.rank() == 2 && a.rank() > 2) {
-            // A weight shared by every row of a batch: fold the batch into the rows, one [K, B·M]·[B·M, N]
-            // product instead of a batched product summed afterwards.
-            const int64_t k = a.shape().back(), n = g.shape().back();
-            gb = matmul(a.reshape({-1, k}).t(), g.reshape({-1, n}));
-          } else {
-            gb = sum_to(matmul(a.transpose(-1, -2), g), b.shape());
-          }
-        }
-        return {ga, gb};
-      });
+      Backward{[sa, sb, shape_a = a.shape(), shape_b = b.shape()](const Tensor& g, NeedsGrad needs) -> Grads {
+                 // g: [..., M, N]
+                 Tensor ga, gb;
+                 if (needs[0]) ga = sum_to(matmul(g, sb.get().transpose(-1, -2)), shape_a);  // b: [..., K, N]
+                 if (needs[1]) {
+                   const Tensor& a = sa.get();  // [..., M, K]
+                   if (shape_b.rank() == 2 && a.rank() > 2) {
+                     // A weight shared by every row of a batch: fold the batch into the rows, one
+                     // [K, B·M]·[B·M, N] product instead of a batched product summed afterwards.
+                     const int64_t k = a.shape().back(), n = g.shape().back();
+                     gb = matmul(a.reshape({-1, k}).t(), g.reshape({-1, n}));
+                   } else {
+                     gb = sum_to(matmul(a.transpose(-1, -2), g), shape_b);
+                   }
+                 }
+                 return {ga, gb};
+               },
+               [sa, sb, shape_a = a.shape(), shape_b = b.shape()](const Variable& g,
+                                                                  NeedsGrad needs) -> VariableGrads {
+                 return {
+                     needs[0] ? sum_to(matmul(g, transpose(sb.variable(), -1, -2)), shape_a) : Variable(),
+                     needs[1] ? sum_to(matmul(transpose(sa.variable(), -1, -2), g), shape_b) : Variable()};
+               }});
 }
 
 }  // namespace minigrad

@@ -37,33 +37,47 @@ Tensor rowwise(std::string_view op, const Tensor& y, const Tensor& g, int dim, R
 Variable softmax(const Variable& x, int64_t dim) {
   const int d = normalize_dim("softmax", dim, x.rank());
   Tensor y = softmax(x.data(), d);
-  return record("softmax", y, {x}, [sy = SavedTensor(y), d](const Tensor& g, NeedsGrad) -> Grads {
-    return {
-        rowwise("softmax_backward", sy.get(), g, d, []<typename T>(const T* y, const T* g, T* dx, int64_t n) {
-          T dot = 0;
-          for (int64_t i = 0; i < n; ++i) dot += g[i] * y[i];
-          for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (g[i] - dot);
-        })};
-  });
+  return record("softmax", y, {x},
+                Backward{[sy = SavedTensor(y), d](const Tensor& g, NeedsGrad) -> Grads {
+                           return {rowwise("softmax_backward", sy.get(), g, d,
+                                           []<typename T>(const T* y, const T* g, T* dx, int64_t n) {
+                                             T dot = 0;
+                                             for (int64_t i = 0; i < n; ++i) dot += g[i] * y[i];
+                                             for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (g[i] - dot);
+                                           })};
+                         },
+                         // The same formula in differentiable ops: dx = y·(g - Σ g·y).
+                         [sy = SavedTensor(y), d](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                           const Variable y = sy.output_variable(needs);
+                           return {mul(y, sub(g, sum(mul(g, y), {d}, /*keepdim=*/true)))};
+                         }});
 }
 
 Variable log_softmax(const Variable& x, int64_t dim) {
   const int d = normalize_dim("log_softmax", dim, x.rank());
   Tensor z = log_softmax(x.data(), d);
-  return record("log_softmax", z, {x}, [sz = SavedTensor(z), d](const Tensor& g, NeedsGrad) -> Grads {
-    return {rowwise("log_softmax_backward", sz.get(), g, d,
-                    []<typename T>(const T* z, const T* g, T* dx, int64_t n) {
-                      T total = 0;
-                      for (int64_t i = 0; i < n; ++i) total += g[i];
-                      for (int64_t i = 0; i < n; ++i) dx[i] = g[i] - fast_exp_nonpositive(z[i]) * total;
-                    })};
-  });
+  return record("log_softmax", z, {x},
+                Backward{[sz = SavedTensor(z), d](const Tensor& g, NeedsGrad) -> Grads {
+                           return {rowwise("log_softmax_backward", sz.get(), g, d,
+                                           []<typename T>(const T* z, const T* g, T* dx, int64_t n) {
+                                             T total = 0;
+                                             for (int64_t i = 0; i < n; ++i) total += g[i];
+                                             for (int64_t i = 0; i < n; ++i)
+                                               dx[i] = g[i] - fast_exp_nonpositive(z[i]) * total;
+                                           })};
+                         },
+                         // dx = g - exp(z)·Σg
+                         [sz = SavedTensor(z), d](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                           const Variable z = sz.output_variable(needs);
+                           return {sub(g, mul(exp(z), sum(g, {d}, /*keepdim=*/true)))};
+                         }});
 }
 
 Variable masked_fill(const Variable& x, const Tensor& mask, double value) {
+  // Filled entries no longer depend on x: their gradient is 0.
   return record("masked_fill", masked_fill(x.data(), mask, value), {x},
-                [mask](const Tensor& g, NeedsGrad) -> Grads {
-                  return {masked_fill(g, mask, 0.0)};  // filled entries no longer depend on x
+                [sm = SavedTensor(mask)]<typename G>(const G& g, NeedsGrad) {
+                  return GradsOf<G>{masked_fill(g, sm.get(), 0.0)};
                 });
 }
 

@@ -1,5 +1,6 @@
-// Elementwise functions. Each backward is one fused pass over the upstream gradient and whichever of
-// the input x or the output y makes the derivative cheapest.
+// Elementwise functions. Each first-order backward is one fused pass over the upstream gradient and
+// whichever of the input x or the output y makes the derivative cheapest; the differentiable backward
+// writes the same formula with differentiable ops (for create_graph).
 #include <cmath>
 #include <numbers>
 
@@ -10,61 +11,117 @@ namespace minigrad {
 
 Variable exp(const Variable& x) {
   Tensor y = exp(x.data());
-  return record("exp", y, {x}, [sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
-    return {mul(g, sy.get())};  // (e^x)' = e^x = y
+  return record("exp", y, {x}, [sy = SavedTensor(y)]<typename G>(const G& g, NeedsGrad needs) {
+    return GradsOf<G>{mul(g, sy.output_as<G>(needs))};  // (e^x)' = e^x = y
   });
 }
 
 Variable log(const Variable& x) {
-  return record("log", log(x.data()), {x}, [sx = SavedTensor(x.data())](const Tensor& g, NeedsGrad) -> Grads {
-    return {div(g, sx.get())};  // (log x)' = 1/x
+  return record("log", log(x.data()), {x}, [sx = SavedTensor(x)]<typename G>(const G& g, NeedsGrad) {
+    return GradsOf<G>{div(g, sx.as<G>())};  // (log x)' = 1/x
   });
 }
 
 Variable sqrt(const Variable& x) {
   Tensor y = sqrt(x.data());
-  return record("sqrt", y, {x}, [sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
-    // (√x)' = 1 / (2√x) = 1 / (2y)
-    return {zip_float("sqrt_backward", g, sy.get(), [](auto g, auto y) { return g / (2 * y); })};
-  });
+  // (√x)' = 1 / (2√x) = 1 / (2y)
+  return record(
+      "sqrt", y, {x},
+      Backward{[sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
+                 return {zip_float("sqrt_backward", g, sy.get(), [](auto g, auto y) { return g / (2 * y); })};
+               },
+               [sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                 return {div(g, mul(sy.output_variable(needs), 2.0))};
+               }});
 }
 
 Variable tanh(const Variable& x) {
   Tensor y = tanh(x.data());
-  return record("tanh", y, {x}, [sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
-    // tanh' = 1 - tanh² = 1 - y²
-    return {zip_float("tanh_backward", g, sy.get(), [](auto g, auto y) { return g * (1 - y * y); })};
-  });
+  // tanh' = 1 - tanh² = 1 - y²
+  return record("tanh", y, {x},
+                Backward{[sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
+                           return {zip_float("tanh_backward", g, sy.get(),
+                                             [](auto g, auto y) { return g * (1 - y * y); })};
+                         },
+                         [sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                           const Variable y = sy.output_variable(needs);
+                           return {mul(g, rsub(1.0, mul(y, y)))};
+                         }});
 }
 
 Variable sigmoid(const Variable& x) {
   Tensor y = sigmoid(x.data());
-  return record("sigmoid", y, {x}, [sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
-    // σ' = σ(1 - σ) = y(1 - y)
-    return {zip_float("sigmoid_backward", g, sy.get(), [](auto g, auto y) { return g * y * (1 - y); })};
-  });
+  // σ' = σ(1 - σ) = y(1 - y)
+  return record("sigmoid", y, {x},
+                Backward{[sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
+                           return {zip_float("sigmoid_backward", g, sy.get(),
+                                             [](auto g, auto y) { return g * y * (1 - y); })};
+                         },
+                         [sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                           const Variable y = sy.output_variable(needs);
+                           return {mul(g, mul(y, rsub(1.0, y)))};
+                         }});
 }
 
 Variable relu(const Variable& x) {
+  // 1 where x > 0, else 0 (at the kink x = 0 PyTorch also takes 0). The mask is a constant: relu'' = 0.
   return record("relu", relu(x.data()), {x},
-                [sx = SavedTensor(x.data())](const Tensor& g, NeedsGrad) -> Grads {
-                  // 1 where x > 0, else 0 (at the kink x = 0 PyTorch also takes 0)
-                  return {zip_float("relu_backward", g, sx.get(),
-                                    [](auto g, auto x) { return x > 0 ? g : decltype(g)(0); })};
-                });
+                Backward{[sx = SavedTensor(x)](const Tensor& g, NeedsGrad) -> Grads {
+                           return {zip_float("relu_backward", g, sx.get(),
+                                             [](auto g, auto x) { return x > 0 ? g : decltype(g)(0); })};
+                         },
+                         [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+                           const Tensor& x = sx.get();
+                           const Tensor positive =
+                               where(gt(x, 0.0), Tensor::scalar(1, x.dtype()), Tensor::scalar(0, x.dtype()));
+                           return {mul(g, Variable(positive))};
+                         }});
 }
 
-Variable gelu(const Variable& x) {
+namespace {
+
+// gelu'(x) = Φ(x) + x·φ(x) and gelu''(x) = φ(x)·(2 - x²), φ the standard normal density.
+template <typename T>
+T gelu_slope(T x) {
+  const T cdf = T(0.5) * (1 + std::erf(x * T(std::numbers::sqrt2 / 2)));
+  return cdf + x * std::exp(T(-0.5) * x * x) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+}
+template <typename T>
+T gelu_curvature(T x) {
+  return std::exp(T(-0.5) * x * x) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2) * (2 - x * x);
+}
+
+// g·gelu'(x) as an op of its own (inputs g and x), so that gelu's gradient can be differentiated again:
+// d/dg = gelu'(x), d/dx = g·gelu''(x).
+Variable gelu_backward(const Variable& g, const Variable& x) {
   return record(
-      "gelu", gelu(x.data()), {x}, [sx = SavedTensor(x.data())](const Tensor& g, NeedsGrad) -> Grads {
-        // gelu(x) = x·Φ(x)  =>  gelu'(x) = Φ(x) + x·φ(x), φ the standard normal density
-        return {zip_float("gelu_backward", g, sx.get(), [](auto g, auto x) {
-          using T = decltype(x);
-          const T cdf = T(0.5) * (1 + std::erf(x * T(std::numbers::sqrt2 / 2)));
-          const T pdf = std::exp(T(-0.5) * x * x) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-          return g * (cdf + x * pdf);
-        })};
+      "gelu_backward",
+      zip_float("gelu_backward", g.data(), x.data(), [](auto g, auto x) { return g * gelu_slope(x); }),
+      {g, x},
+      [sg = save_if(g, x.requires_grad()), sx = SavedTensor(x)](const Tensor& gg, NeedsGrad needs) -> Grads {
+        Tensor dg, dx;
+        if (needs[0])
+          dg = zip_float("gelu_backward", gg, sx.get(), [](auto gg, auto x) { return gg * gelu_slope(x); });
+        if (needs[1]) {
+          dx = zip_float("gelu_double_backward", mul(gg, sg.get()), sx.get(),
+                         [](auto ggg, auto x) { return ggg * gelu_curvature(x); });
+        }
+        return {dg, dx};
       });
+}
+
+}  // namespace
+
+Variable gelu(const Variable& x) {
+  // gelu(x) = x·Φ(x)  =>  gelu'(x) = Φ(x) + x·φ(x)
+  return record("gelu", gelu(x.data()), {x},
+                Backward{[sx = SavedTensor(x)](const Tensor& g, NeedsGrad) -> Grads {
+                           return {zip_float("gelu_backward", g, sx.get(),
+                                             [](auto g, auto x) { return g * gelu_slope(x); })};
+                         },
+                         [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+                           return {gelu_backward(g, sx.variable())};
+                         }});
 }
 
 }  // namespace minigrad

@@ -1,7 +1,5 @@
 #include "autograd/variable.h"
 
-#include <atomic>
-
 namespace minigrad {
 
 // ---------------------------------------------------------------------------------------------------
@@ -32,6 +30,7 @@ void Variable::set_data(Tensor data) const {
   }
   impl_->data = std::move(data);
   impl_->grad = Tensor();
+  impl_->grad_with_graph = nullptr;
 }
 
 const Tensor& Variable::grad() const {
@@ -42,16 +41,23 @@ const Tensor& Variable::grad() const {
 void Variable::set_grad(Tensor grad) const {
   check_defined("set_grad");
   if (grad.defined() && (grad.shape() != shape() || grad.dtype() != dtype())) {
-    throw ShapeError("set_grad", "gradient of shape " + grad.shape().str() + " and dtype " +
-                                     std::string(dtype_name(grad.dtype())) + " for a value of shape " +
-                                     shape().str() + " and dtype " + std::string(dtype_name(dtype())));
+    throw ShapeError("set_grad", "a gradient " + describe(grad.shape(), grad.dtype()) + " for a value " +
+                                     describe(shape(), dtype()));
   }
   impl_->grad = std::move(grad);
+  impl_->grad_with_graph = nullptr;
 }
 
 void Variable::zero_grad() const {
   check_defined("zero_grad");
   impl_->grad = Tensor();
+  impl_->grad_with_graph = nullptr;
+}
+
+Variable Variable::grad_variable() const {
+  check_defined("grad_variable");
+  if (impl_->grad_with_graph) return Variable(impl_->grad_with_graph);
+  return impl_->grad.defined() ? Variable(impl_->grad) : Variable();
 }
 
 bool Variable::requires_grad() const {
@@ -110,17 +116,8 @@ void Variable::backward(const Tensor& grad, BackwardOptions options) const {
 // ---------------------------------------------------------------------------------------------------
 // Node
 
-NeedsGrad Node::needs() const {
-  uint64_t bits = 0;
-  for (size_t i = 0; i < inputs.size() && i < 64; ++i) {
-    if (inputs[i].needs_grad()) bits |= uint64_t{1} << i;
-  }
-  return NeedsGrad(bits);
-}
-
-void Node::release() {
-  backward = nullptr;
-  grad = Tensor();
+bool NeedsGrad::operator[](size_t input) const {
+  return input < node_->inputs.size() && node_->inputs[input].needs_grad();
 }
 
 Node::~Node() {
@@ -157,6 +154,17 @@ void GradMode::set_enabled(bool enabled) {
   grad_enabled = enabled;
 }
 
+namespace {
+thread_local bool anomaly_enabled = false;
+}
+
+bool AnomalyMode::is_enabled() {
+  return anomaly_enabled;
+}
+void AnomalyMode::set_enabled(bool enabled) {
+  anomaly_enabled = enabled;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Saved tensors
 
@@ -169,6 +177,22 @@ const Tensor& SavedTensor::get() const {
                         "); modify a clone() instead, or do the in-place update before the forward pass");
   }
   return tensor_;
+}
+
+Variable SavedTensor::variable() const {
+  const Tensor& t = get();
+  if (input_) return Variable(input_);
+  return t.defined() ? Variable(t) : Variable();
+}
+
+Variable SavedTensor::output_variable(NeedsGrad needs) const {
+  // The output of the node being differentiated: a Variable whose grad_fn is that node, so that the
+  // gradient's graph runs through it again. (Saving the output Variable itself would make a cycle:
+  // node -> saved output -> grad_fn = node.)
+  Variable y(get());
+  y.impl()->requires_grad = true;
+  y.impl()->grad_fn = std::const_pointer_cast<Node>(needs.node().shared_from_this());
+  return y;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -184,15 +208,11 @@ bool any_requires_grad(std::span<const Variable> inputs) {
   return false;
 }
 
-Variable make_recorded(const char* op, Tensor output, std::span<const Variable> inputs,
-                       Node::Backward backward) {
-  static std::atomic<uint64_t> next_sequence{0};
-  auto node = std::make_shared<Node>();
+Variable connect(std::shared_ptr<Node> node, const char* op, Tensor output,
+                 std::span<const Variable> inputs) {
   node->op = op;
-  node->backward = std::move(backward);
   node->output_shape = output.shape();
   node->output_dtype = output.dtype();
-  node->sequence = next_sequence++;
   node->inputs.reserve(inputs.size());
   for (const Variable& v : inputs) {
     const std::shared_ptr<VariableImpl>& impl = v.impl();
@@ -210,6 +230,12 @@ Variable make_recorded(const char* op, Tensor output, std::span<const Variable> 
   result.impl()->requires_grad = true;
   result.impl()->grad_fn = std::move(node);
   return result;
+}
+
+void throw_no_differentiable_backward(const char* op) {
+  throw Error(std::string("backward of ") + op,
+              "this op has only a first-order backward, so its gradient cannot be differentiated again "
+              "(create_graph); give record() a Backward{first_order, differentiable} pair");
 }
 
 }  // namespace detail

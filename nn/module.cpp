@@ -68,6 +68,14 @@ void Module::to(DType dtype) {
   for (auto& [name, b] : named_buffers()) {
     if (is_floating(b.dtype())) b.set_data(b.data().to(dtype));
   }
+  // Iteratively over the module tree, each module once.
+  std::vector<Module*> stack{this};
+  while (!stack.empty()) {
+    Module* m = stack.back();
+    stack.pop_back();
+    m->after_conversion(dtype);
+    for (const auto& [name, child] : m->children_) stack.push_back(child.get());
+  }
 }
 
 void Module::check_new_name(const std::string& name) const {

@@ -65,6 +65,9 @@ class Module {
   Variable register_parameter(std::string name, Tensor value);
   // Saved with the model, not trained (its Variable does not require grad).
   Variable register_buffer(std::string name, Tensor value);
+  // Called by to(dtype) on this module after its parameters and buffers were converted: a module whose
+  // buffer is computed (a table of sinusoids) recomputes it in the new dtype instead of widening it.
+  virtual void after_conversion(DType) {}
   template <typename M>
   std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
     add_child(std::move(name), module);

@@ -49,6 +49,12 @@ Variable PositionalEncoding::forward(const Variable& x, int64_t start) const {
   return dropout->forward(x + slice(P, 1, start, start + x.shape()[1]));
 }
 
+void PositionalEncoding::after_conversion(DType dtype) {
+  if (!options.learnable && is_floating(dtype)) {
+    P.set_data(sinusoids(options.max_len, options.num_hiddens, dtype).unsqueeze(0));
+  }
+}
+
 std::string PositionalEncoding::extra_repr() const {
   return "num_hiddens=" + std::to_string(options.num_hiddens) +
          ", max_len=" + std::to_string(options.max_len) + (options.learnable ? ", learnable=True" : "");

@@ -42,6 +42,12 @@ class PositionalEncoding : public Module {
   std::string extra_repr() const override;
 
   std::shared_ptr<Dropout> dropout;
+
+ protected:
+  // The sinusoid table is rebuilt in the new dtype: widening a float32 table would be off by ~3e-8.
+  void after_conversion(DType dtype) override;
+
+ public:
   Variable P;  // (1, max_len, num_hiddens): a buffer, or a parameter when learnable
   PositionalEncodingOptions options;
 };

@@ -27,13 +27,6 @@ Tensor checked_index(std::string_view op, const Tensor& x, int dim, const Tensor
   return c;
 }
 
-// x viewed as [outer, size, inner] around `dim`.
-void split_at(const Shape& shape, int dim, int64_t& outer, int64_t& inner) {
-  outer = inner = 1;
-  for (int k = 0; k < dim; ++k) outer *= shape[k];
-  for (int k = dim + 1; k < shape.rank(); ++k) inner *= shape[k];
-}
-
 }  // namespace
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
@@ -44,9 +37,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   Shape shape = x.shape();
   shape[d] = idx.numel();
   Tensor out = Tensor::empty(shape, x.dtype());
-  int64_t outer, inner;
-  split_at(x.shape(), d, outer, inner);
-  const int64_t size = x.shape()[d], count = idx.numel();
+  const auto [outer, size, inner] = split_around(x.shape(), d);
+  const int64_t count = idx.numel();
   const size_t row_bytes = static_cast<size_t>(inner) * element_size(x.dtype());
   const auto* src = static_cast<const char*>(c.storage()->data()) + c.offset() * element_size(x.dtype());
   auto* dst = static_cast<char*>(out.storage()->data());
@@ -78,9 +70,8 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
   }
   Tensor out = x.clone();
   const Tensor src = source.contiguous();
-  int64_t outer, inner;
-  split_at(x.shape(), d, outer, inner);
-  const int64_t size = x.shape()[d], count = idx.numel();
+  const auto [outer, size, inner] = split_around(x.shape(), d);
+  const int64_t count = idx.numel();
   const int64_t* ids = idx.data_ptr<const int64_t>();
   dispatch_float(x.dtype(), "index_add", [&]<typename T>() {
     T* po = out.data_ptr<T>();

@@ -11,30 +11,20 @@ namespace minigrad {
 namespace {
 
 // A contiguous tensor viewed as [outer, reduced, inner], the reduced part being a run of adjacent
-// dimensions. Every reduction here is a loop over this layout.
-struct Reduction {
-  int64_t outer = 1, reduced = 1, inner = 1;
-};
-
-Reduction split(const Shape& shape, int first, int last) {
-  Reduction r;
-  for (int d = 0; d < shape.rank(); ++d) {
-    (d < first ? r.outer : d <= last ? r.reduced : r.inner) *= shape[d];
-  }
-  return r;
-}
+// dimensions (split_around). Every reduction here is a loop over this layout.
+using Reduction = AroundDims;
 
 // Sums are accumulated in double whatever the element type.
 template <typename T>
 void sum_kernel(const T* x, T* out, const Reduction& r) {
   if (r.inner == 1) {
     // Each output is the sum of one contiguous row.
-    parallel_for(r.outer, r.reduced, [&](int64_t begin, int64_t end) {
+    parallel_for(r.outer, r.size, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
-        const T* row = x + o * r.reduced;
+        const T* row = x + o * r.size;
         double acc = 0;
 #pragma omp simd reduction(+ : acc)
-        for (int64_t k = 0; k < r.reduced; ++k) acc += row[k];
+        for (int64_t k = 0; k < r.size; ++k) acc += row[k];
         out[o] = static_cast<T>(acc);
       }
     });
@@ -42,13 +32,13 @@ void sum_kernel(const T* x, T* out, const Reduction& r) {
   }
   // Each output column (o, i) sums `reduced` values `inner` apart; walk a block of columns together so
   // the innermost loop reads contiguous memory.
-  parallel_for(r.outer * r.inner, r.reduced, [&](int64_t begin, int64_t end) {
+  parallel_for(r.outer * r.inner, r.size, [&](int64_t begin, int64_t end) {
     std::vector<double> acc;
     for (int64_t p = begin; p < end;) {
       const int64_t o = p / r.inner, i0 = p % r.inner, i1 = std::min(r.inner, i0 + (end - p));
       acc.assign(static_cast<size_t>(i1 - i0), 0.0);
-      for (int64_t k = 0; k < r.reduced; ++k) {
-        const T* row = x + (o * r.reduced + k) * r.inner;
+      for (int64_t k = 0; k < r.size; ++k) {
+        const T* row = x + (o * r.size + k) * r.inner;
         for (int64_t i = i0; i < i1; ++i) acc[i - i0] += row[i];
       }
       for (int64_t i = i0; i < i1; ++i) out[o * r.inner + i] = static_cast<T>(acc[i - i0]);
@@ -75,7 +65,7 @@ Tensor sum_range(const Tensor& x, int first, int last, bool keepdim) {
   const Tensor c = x.contiguous();
   Tensor out = Tensor::empty(reduced_shape(x.shape(), first, last, keepdim), x.dtype());
   dispatch_float(x.dtype(), "sum", [&]<typename T>() {
-    sum_kernel(c.data_ptr<const T>(), out.data_ptr<T>(), split(x.shape(), first, last));
+    sum_kernel(c.data_ptr<const T>(), out.data_ptr<T>(), split_around(x.shape(), first, last));
   });
   return out;
 }
@@ -101,13 +91,13 @@ bool better(T v, T best) {
 // Both max and argmax along one dimension; either output pointer may be null.
 template <typename T>
 void max_kernel(const T* x, T* values, int64_t* indices, const Reduction& r) {
-  parallel_for(r.outer * r.inner, r.reduced, [&](int64_t begin, int64_t end) {
+  parallel_for(r.outer * r.inner, r.size, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const int64_t o = p / r.inner, i = p % r.inner;
-      const T* column = x + o * r.reduced * r.inner + i;
+      const T* column = x + o * r.size * r.inner + i;
       T best = column[0];
       int64_t arg = 0;
-      for (int64_t k = 1; k < r.reduced; ++k) {
+      for (int64_t k = 1; k < r.size; ++k) {
         if (better(column[k * r.inner], best)) {
           best = column[k * r.inner];
           arg = k;
@@ -131,7 +121,7 @@ void max_along(std::string_view op, const Tensor& x, int64_t dim, bool keepdim, 
     if (values) *values = Tensor::empty(shape, x.dtype());
     if (indices) *indices = Tensor::empty(shape, DType::Int64);
     max_kernel(c.data_ptr<const T>(), values ? values->data_ptr<T>() : nullptr,
-               indices ? indices->data_ptr<int64_t>() : nullptr, split(x.shape(), d, d));
+               indices ? indices->data_ptr<int64_t>() : nullptr, split_around(x.shape(), d, d));
   });
 }
 

@@ -128,4 +128,10 @@ int normalize_dim(std::string_view op, int64_t dim, int rank) {
   return static_cast<int>(d);
 }
 
+AroundDims split_around(const Shape& shape, int first, int last) {
+  AroundDims r;
+  for (int d = 0; d < shape.rank(); ++d) (d < first ? r.outer : d <= last ? r.size : r.inner) *= shape[d];
+  return r;
+}
+
 }  // namespace minigrad

@@ -75,4 +75,15 @@ Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);
 // Maps a possibly negative dim (-1 is the last) into [0, rank); throws ShapeError naming `op` otherwise.
 int normalize_dim(std::string_view op, int64_t dim, int rank);
 
+// A contiguous shape viewed as [outer, size, inner] around the run of dimensions first..last: element
+// (o, k, i) sits at (o·size + k)·inner + i. Reductions, softmax and indexing along a dimension all loop
+// over this layout.
+struct AroundDims {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+AroundDims split_around(const Shape& shape, int first, int last);
+inline AroundDims split_around(const Shape& shape, int dim) {
+  return split_around(shape, dim, dim);
+}
+
 }  // namespace minigrad

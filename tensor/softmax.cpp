@@ -63,10 +63,7 @@ Tensor softmax_impl(std::string_view op, const Tensor& x, int64_t dim) {
   const Tensor c = x.contiguous();
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   // [outer, n, inner]: each (outer, inner) pair is one row of n values, inner apart.
-  int64_t outer = 1, inner = 1;
-  for (int k = 0; k < d; ++k) outer *= x.shape()[k];
-  for (int k = d + 1; k < x.rank(); ++k) inner *= x.shape()[k];
-  const int64_t n = x.shape()[d];
+  const auto [outer, n, inner] = split_around(x.shape(), d);
   dispatch_float(x.dtype(), op, [&]<typename T>() {
     const T* px = c.data_ptr<const T>();
     T* py = out.data_ptr<T>();

@@ -154,6 +154,29 @@ class Tensor {
 // of big tensors.
 std::ostream& operator<<(std::ostream& os, const Tensor& tensor);
 
+// "[3,2] float64": a shape and dtype for error messages and graph labels.
+inline std::string describe(const Shape& shape, DType dtype) {
+  return shape.str() + " " + std::string(dtype_name(dtype));
+}
+
+// The view methods as free functions, so that a backward function can be written once for Tensors and
+// for Variables (autograd/functions.h has the same names for Variables).
+inline Tensor reshape(const Tensor& x, const Shape& shape) {
+  return x.reshape(shape);
+}
+inline Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
+  return x.transpose(dim0, dim1);
+}
+inline Tensor permute(const Tensor& x, const Shape& dims) {
+  return x.permute(dims);
+}
+inline Tensor expand(const Tensor& x, const Shape& shape) {
+  return x.expand(shape);
+}
+inline Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1) {
+  return x.slice(dim, start, end, step);
+}
+
 // Joins tensors along `dim`; every other dimension must agree.
 Tensor concat(const std::vector<Tensor>& tensors, int64_t dim);
 

@@ -32,6 +32,11 @@ void expect_error_containing(F&& f, const std::string& part) {
   expect_error<E>(std::forward<F>(f), part, /*whole=*/false);
 }
 
+// A leaf that requires grad, with the given values.
+inline Variable leaf(std::initializer_list<double> values, const Shape& shape, DType dtype = DType::Float64) {
+  return Variable(Tensor::from_values(values, shape, dtype), true);
+}
+
 // Elementwise |actual - expected| <= tol, with a message naming the first mismatch.
 inline void expect_close(const Tensor& actual, const std::vector<double>& expected, double tol = 1e-6) {
   const std::vector<double> got = actual.to_vector<double>();

@@ -3,6 +3,7 @@
 //
 //   minigrad-gradcheck                 # every op, one random draw of shapes each
 //   minigrad-gradcheck --trials 5 --filter matmul --seed 3
+//   minigrad-gradcheck --second-order  # gradgradcheck: the gradients of the gradients
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -22,15 +23,19 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--filter", filter, "Only ops whose name contains this text");
+  bool second_order = false;
+  app.add_flag("--second-order", second_order,
+               "Check second derivatives (gradgradcheck: each op's differentiable backward, as used by "
+               "create_graph)");
   app.add_flag("--fast", options.fast_mode, "Compare random projections instead of the full Jacobian");
   app.add_option("--eps", options.eps, "Finite-difference step")->capture_default_str();
   app.add_option("--atol", options.atol, "Absolute tolerance")->capture_default_str();
   app.add_option("--rtol", options.rtol, "Relative tolerance")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  std::printf("gradcheck: float64, eps %g, atol %g, rtol %g, %s, random upstream gradient, seed %llu\n\n",
-              options.eps, options.atol, options.rtol,
-              options.fast_mode ? "fast mode (projections)" : "full Jacobian",
+  std::printf("%s: float64, eps %g, atol %g, rtol %g, %s, random upstream gradient, seed %llu\n\n",
+              second_order ? "gradgradcheck (second order)" : "gradcheck", options.eps, options.atol,
+              options.rtol, options.fast_mode ? "fast mode (projections)" : "full Jacobian",
               static_cast<unsigned long long>(seed));
   std::printf("%-52s %-26s %12s %12s  %s\n", "op or layer", "input shapes", "max abs err", "max rel err",
               "result");
@@ -41,7 +46,8 @@ int main(int argc, char** argv) {
       Generator generator(seed * 1000003 + static_cast<uint64_t>(trial));
       const checks::Check check = c.make(generator);
       options.seed = seed + static_cast<uint64_t>(trial);
-      const GradcheckResult r = gradcheck(check.f, check.inputs, options);
+      const GradcheckResult r = second_order ? gradgradcheck(check.f, check.inputs, options)
+                                             : gradcheck(check.f, check.inputs, options);
       ++checked;
       failed += !r.passed;
       std::printf("%-52s %-26s %12.2e %12.2e  %s\n", c.name.c_str(), checks::shapes_of(check).c_str(),

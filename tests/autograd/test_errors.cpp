@@ -91,9 +91,23 @@ BOOST_AUTO_TEST_CASE(a_backward_function_that_returns_a_wrong_shape_is_caught) {
                       [](const Tensor&, NeedsGrad) -> Grads { return {Tensor::zeros({3}, DType::Float64)}; });
   expect_error<ShapeError>(
       [&] { sum(y).backward(); },
-      "backward of broken: the gradient for input 0 has shape [3] (float64) but the input has "
-      "shape [2] (float64)");
+      "backward of broken: the gradient for input 0 is [3] float64 but the input is [2] float64");
   BOOST_TEST(!x.grad().defined());  // nothing half-accumulated is left behind
+}
+
+BOOST_AUTO_TEST_CASE(a_wrong_second_gradient_leaves_the_first_input_untouched) {
+  // Every gradient of a node is checked before any is accumulated: the right gradient for input 0 must
+  // not reach a's .grad when input 1's is wrong.
+  Variable a = param({2}), b = param({2});
+  Variable y =
+      record("half_broken", add(a.data(), b.data()), {a, b}, [](const Tensor& g, NeedsGrad) -> Grads {
+        return {g.clone(), Tensor::zeros({5}, DType::Float64)};
+      });
+  expect_error<ShapeError>(
+      [&] { sum(y).backward(); },
+      "backward of half_broken: the gradient for input 1 is [5] float64 but the input is [2] float64");
+  BOOST_TEST(!a.grad().defined());
+  BOOST_TEST(!b.grad().defined());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -9,9 +9,6 @@ using namespace minigrad::testing;
 
 namespace {
 constexpr DType F64 = DType::Float64;
-Variable leaf(std::initializer_list<double> values, const Shape& shape, DType dtype = F64) {
-  return Variable(Tensor::from_values(values, shape, dtype), true);
-}
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(forward_values)

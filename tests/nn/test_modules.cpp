@@ -70,6 +70,18 @@ BOOST_AUTO_TEST_CASE(to_float64_converts_parameters_and_buffers_in_place) {
   BOOST_TEST(pe.P.dtype() == DType::Float64);
 }
 
+BOOST_AUTO_TEST_CASE(positional_encoding_in_float64_is_float64_accurate) {
+  // A float32 table widened to float64 is off by up to ~3e-8; the table is rebuilt in float64 instead.
+  // Entry (position 7, column 1) is cos(7) exactly as the float64 formula gives it.
+  PositionalEncoding pe(6, 0.0, 20);
+  pe.to(DType::Float64);
+  const Tensor p = pe.P.data().select(0, 0);  // (20, 6)
+  BOOST_TEST(p.select(0, 7).select(0, 1).item() == std::cos(7.0));
+  BOOST_TEST(p.select(0, 19).select(0, 2).item() == std::sin(19.0 / std::pow(10000.0, 2.0 / 6.0)));
+  const Tensor widened = PositionalEncoding::sinusoids(20, 6, DType::Float32).to(DType::Float64);
+  BOOST_TEST(max(abs(sub(widened, p))).item() > 1e-9);  // what the widened table would have been off by
+}
+
 BOOST_AUTO_TEST_CASE(linear_uses_pytorch_defaults) {
   manual_seed(1);
   Linear linear(400, 300);

@@ -1,0 +1,64 @@
+#include "autograd/anomaly.h"
+
+#include <cmath>
+
+namespace minigrad {
+
+namespace {
+
+bool all_finite(const Tensor& t) {
+  if (!is_floating(t.dtype())) return true;
+  bool finite = true;
+  const Tensor c = t.contiguous();
+  dispatch_float(t.dtype(), "anomaly", [&]<typename T>() {
+    const T* p = c.data_ptr<const T>();
+    for (int64_t i = 0; i < c.numel() && finite; ++i) finite = std::isfinite(p[i]);
+  });
+  return finite;
+}
+
+// "log <- add <- matmul": the op that computed a value, then the op that computed its first recorded
+// input, and so on down to the leaves (the path a reader follows back to the cause).
+std::string chain_from(const Node* node) {
+  std::string chain;
+  for (int steps = 0; node != nullptr && steps < 50; ++steps) {
+    chain += (chain.empty() ? "" : " <- ") + std::string(node->op);
+    const Node* next = nullptr;
+    for (const Edge& edge : node->inputs) {
+      if (edge.node) {
+        next = edge.node.get();
+        break;
+      }
+    }
+    node = next;
+  }
+  return chain.empty() ? "none (its inputs are leaves)" : chain;
+}
+
+}  // namespace
+
+namespace detail {
+
+void check_forward_anomaly(const char* op, const Tensor& output, std::span<const Variable> inputs) {
+  if (all_finite(output)) return;
+  std::string detail =
+      "the forward pass produced a NaN or infinity (output " + describe(output.shape(), output.dtype()) + ")";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) continue;
+    detail += "; input " + std::to_string(i) + " " + describe(inputs[i].shape(), inputs[i].dtype()) +
+              (all_finite(inputs[i].data()) ? " is finite" : " already holds a NaN or infinity") +
+              ", computed by: " + chain_from(inputs[i].grad_fn().get());
+  }
+  throw AnomalyError(op, detail);
+}
+
+}  // namespace detail
+
+void check_backward_anomaly(const Node& node, size_t input, const Tensor& grad) {
+  if (all_finite(grad)) return;
+  throw AnomalyError(std::string("backward of ") + node.op,
+                     "returned a NaN or infinity in the gradient for input " + std::to_string(input) +
+                         "; the op's input was computed by: " + chain_from(node.inputs[input].node.get()));
+}
+
+}  // namespace minigrad

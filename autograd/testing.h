@@ -1,0 +1,41 @@
+// Gradient checks for your own test suite, in Boost.Test's style:
+//
+//   #include <boost/test/unit_test.hpp>
+//   #include <minigrad/autograd/testing.h>
+//   BOOST_AUTO_TEST_CASE(my_op_gradient) {
+//     Variable x(Tensor::normal({3, 4}, 0, 1, DType::Float64), /*requires_grad=*/true);
+//     BOOST_TEST(minigrad::testing::gradients_match([](const auto& in) { return my_op(in[0]); }, {x}));
+//   }
+//
+// On failure Boost prints the worst element: which input, its index, the analytic and the numeric value.
+// Include Boost.Test before this header; minigrad itself does not depend on Boost.
+#pragma once
+
+#include <boost/test/tools/assertion_result.hpp>
+
+#include "autograd/gradcheck.h"
+
+namespace minigrad::testing {
+
+// A check's result as a Boost.Test assertion result whose message is the report.
+inline boost::test_tools::assertion_result as_assertion(const GradcheckResult& r) {
+  boost::test_tools::assertion_result result(r.passed);
+  result.message() << r.report();
+  return result;
+}
+
+// gradcheck (float64, PyTorch's defaults) as a Boost.Test assertion result.
+inline boost::test_tools::assertion_result gradients_match(const GradcheckFunction& f,
+                                                           const std::vector<Variable>& inputs,
+                                                           const GradcheckOptions& options = {}) {
+  return as_assertion(gradcheck(f, inputs, options));
+}
+
+// gradgradcheck (second derivatives, for ops used with create_graph) as a Boost.Test assertion result.
+inline boost::test_tools::assertion_result second_derivatives_match(const GradcheckFunction& f,
+                                                                    const std::vector<Variable>& inputs,
+                                                                    const GradcheckOptions& options = {}) {
+  return as_assertion(gradgradcheck(f, inputs, options));
+}
+
+}  // namespace minigrad::testing
