@@ -19,3 +19,4 @@ step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/consumer -B ${WORK_DIR}/bui
      "-DCMAKE_CXX_FLAGS=${CXX_FLAGS} ${sanitizer_flags}")
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 step(${WORK_DIR}/build/consumer)
+step(${WORK_DIR}/build/test_cube)
