@@ -4,6 +4,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cstdint>
+
+#include "optim/schedule.h"
+
 namespace examples {
 
 template <typename Config>
@@ -32,6 +37,15 @@ void add_training_options(CLI::App* train, Config& config) {
   train->add_option("--ffn", config.ffn_num_hiddens, "Width of the position-wise FFN")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
+}
+
+// The programs' learning-rate schedule: linear warm-up over the fraction `warmup` of `total_steps`, then
+// cosine decay to the last step.
+inline minigrad::optim::WarmupCosine warmup_cosine(double lr, double warmup, int64_t total_steps) {
+  return minigrad::optim::WarmupCosine(
+      {.peak_lr = lr,
+       .warmup_steps = static_cast<int64_t>(warmup * static_cast<double>(total_steps)),
+       .total_steps = std::max<int64_t>(total_steps, 1) + 1});
 }
 
 }  // namespace examples

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "examples/common/cli_options.h"
 #include "examples/common/progress.h"
 
 namespace dates {
@@ -58,10 +59,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Date>& training_days
   Generator data(c.seed + 1);  // which days, in which styles; initialisation uses the default generator
   const int64_t total = max_steps > 0 ? std::min(max_steps, c.steps) : c.steps;
   optim::AdamW optimizer(model.parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
-  const optim::WarmupCosine schedule(
-      {.peak_lr = c.lr,
-       .warmup_steps = static_cast<int64_t>(c.warmup * static_cast<double>(total)),
-       .total_steps = total + 1});
+  const optim::WarmupCosine schedule = examples::warmup_cosine(c.lr, c.warmup, total);
   examples::Progress progress(out, interactive, total);
   TrainingLog log;
   double tokens = 0;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "examples/common/checkpoint_folder.h"
+#include "examples/common/cli_options.h"
 #include "examples/common/json_file.h"
 #include "examples/common/progress.h"
 #include "tensor/file_io.h"
@@ -134,10 +135,7 @@ TrainingLog train(Checkpoint& checkpoint, const Corpus& corpus, std::ostream& ou
   Generator data(c.seed + 1);  // window offsets; initialisation and dropout use the default generator
   const int64_t total = max_steps > 0 ? std::min(max_steps, c.steps) : c.steps;
   optim::AdamW optimizer(model.parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
-  const optim::WarmupCosine schedule(
-      {.peak_lr = c.lr,
-       .warmup_steps = static_cast<int64_t>(c.warmup * static_cast<double>(total)),
-       .total_steps = total + 1});
+  const optim::WarmupCosine schedule = examples::warmup_cosine(c.lr, c.warmup, total);
   examples::Progress progress(out, interactive, total);
   TrainingLog log;
   const auto start = Clock::now();

@@ -1,5 +1,6 @@
 #include "examples/sentiment/training.h"
 
+#include "examples/common/cli_options.h"
 #include "examples/common/progress.h"
 
 #include <algorithm>
@@ -219,10 +220,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
   int64_t total = steps_per_epoch * c.epochs;
   if (options.max_steps > 0) total = std::min(total, options.max_steps);
   optim::AdamW optimizer(model.named_parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
-  const optim::WarmupCosine schedule(
-      {.peak_lr = c.lr,
-       .warmup_steps = static_cast<int64_t>(c.warmup * static_cast<double>(total)),
-       .total_steps = std::max<int64_t>(total, 1) + 1});
+  const optim::WarmupCosine schedule = examples::warmup_cosine(c.lr, c.warmup, total);
   const std::string dropout_name = "dropout.rank" + std::to_string(ranks.rank);
 
   Position at{.epoch_order = order_generator.state()};
