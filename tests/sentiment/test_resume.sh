@@ -27,26 +27,43 @@ done
 run=(train --data "$tmp/imdb" --hiddens 16 --heads 2 --ffn 32 --batch-size 8 --epochs 3 --dropout 0.1
   --checkpoint-every 3 --no-eval --seed 5)
 
-# check_resume NAME LAUNCH...: the same run uninterrupted, and killed (rank 1 where there are ranks) once
-# a checkpoint exists, then resumed.
+# now_ms: wall-clock milliseconds.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# check_resume NAME LAUNCH...: the same run uninterrupted, and killed (rank 1 where there are ranks) at a
+# random moment once a checkpoint exists, then resumed. The moment is drawn from the first third of the
+# uninterrupted run's duration, so the test does not depend on how fast this machine is; a kill that still
+# came after the end (a busy machine) is retried sooner, twice, before it counts as a failure.
 check_resume() {
   local name=$1
   shift
+  local start duration_ms
+  start=$(now_ms)
   "$@" "$bin" "${run[@]}" --out "$tmp/$name-straight" >"$tmp/$name-straight.log" 2>&1 ||
     bad "$name: the uninterrupted run failed: $(tail -3 "$tmp/$name-straight.log")"
-  "$@" "$bin" "${run[@]}" --out "$tmp/$name-killed" >"$tmp/$name-killed.log" 2>&1 &
-  local launcher=$!
-  for _ in $(seq 1 200); do
-    [ -e "$tmp/$name-killed/training_state.safetensors" ] && break
-    sleep 0.05
+  duration_ms=$(($(now_ms) - start))
+  local attempt launcher victim killed_in_time=no
+  for attempt in 1 2 3; do
+    rm -rf "$tmp/$name-killed"
+    "$@" "$bin" "${run[@]}" --out "$tmp/$name-killed" >"$tmp/$name-killed.log" 2>&1 &
+    launcher=$!
+    for _ in $(seq 1 1000); do
+      [ -e "$tmp/$name-killed/training_state.safetensors" ] && break
+      sleep 0.01
+    done
+    # Attempt 1 waits up to a third of the run, attempt 2 up to a ninth, attempt 3 not at all.
+    local wait_ms=$(((duration_ms / 3 ** attempt) * (attempt < 3) * RANDOM / 32768))
+    sleep "$((wait_ms / 1000)).$(printf %03d $((wait_ms % 1000)))"
+    # A real process, killed: rank 1 under MPI (the launcher then ends the job), else the trainer itself.
+    victim=$(pgrep -f -- "--out $tmp/$name-killed" | grep -v "^$launcher\$" | tail -1)
+    kill -9 "${victim:-$launcher}" 2>/dev/null
+    wait $launcher 2>/dev/null
+    if ! grep -qE "trained [0-9]+ steps" "$tmp/$name-killed.log"; then
+      killed_in_time=yes
+      break
+    fi
   done
-  sleep "0.$((RANDOM % 5))"
-  # A real process, killed: rank 1 under MPI (the launcher then ends the job), else the trainer itself.
-  local victim
-  victim=$(pgrep -f -- "--out $tmp/$name-killed" | grep -v "^$launcher\$" | tail -1)
-  kill -9 "${victim:-$launcher}" 2>/dev/null
-  wait $launcher 2>/dev/null
-  grep -qE "trained [0-9]+ steps" "$tmp/$name-killed.log" && bad "$name: the kill came after the run had finished"
+  [ $killed_in_time = yes ] || bad "$name: three kills all came after the run had finished ($duration_ms ms)"
   if "$@" "$bin" "${run[@]}" --out "$tmp/$name-killed" --resume "$tmp/$name-killed" >"$tmp/$name-resumed.log" 2>&1; then
     ok
   else
