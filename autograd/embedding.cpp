@@ -33,9 +33,7 @@ Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_id
   if (!weight.defined() || !ids.defined()) throw ValueError("embedding", "an operand is undefined");
   if (weight.rank() != 2)
     throw ShapeError("embedding", "the weight must be [V, D], got " + weight.shape().str());
-  if (ids.dtype() != DType::Int64) {
-    throw DTypeError("embedding", "token ids must be int64, got " + std::string(dtype_name(ids.dtype())));
-  }
+  check_dtype("embedding", "the token ids", ids, DType::Int64);
   const int64_t vocab = weight.shape()[0], dim = weight.shape()[1];
   const Tensor flat = ids.contiguous().reshape({-1});  // [N]
   const int64_t* p = flat.data_ptr<const int64_t>();

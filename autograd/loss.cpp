@@ -19,10 +19,7 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
   if (logits.rank() != 2) {
     throw ShapeError("cross_entropy", "logits must be [N, C], got " + logits.shape().str());
   }
-  if (targets.dtype() != DType::Int64) {
-    throw DTypeError("cross_entropy",
-                     "targets must be int64 class indices, got " + std::string(dtype_name(targets.dtype())));
-  }
+  check_dtype("cross_entropy", "the targets (class indices)", targets, DType::Int64);
   const int64_t n = logits.shape()[0], c = logits.shape()[1];
   if (targets.shape() != Shape{n}) {
     throw ShapeError("cross_entropy", "targets of shape " + targets.shape().str() +

@@ -18,10 +18,7 @@ Tensor AttentionMask::to_tensor(int64_t batch, int64_t n_q, int64_t n_k) const {
   auto hide = [&](const Tensor& more) { hidden = hidden.defined() ? logical_or(hidden, more) : more; };
   const Tensor key_index = Tensor::arange(n_k);  // (n_k)
   if (valid_lens.defined()) {
-    if (valid_lens.dtype() != DType::Int64) {
-      throw DTypeError("attention mask",
-                       "valid_lens must be int64, got " + std::string(dtype_name(valid_lens.dtype())));
-    }
+    check_dtype("attention mask", "valid_lens", valid_lens, DType::Int64);
     if (valid_lens.shape() == Shape{batch}) {
       hide(ge(key_index, valid_lens.reshape({batch, 1, 1})));  // (B, 1, n_k)
     } else if (valid_lens.shape() == Shape{batch, n_q}) {

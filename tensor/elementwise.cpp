@@ -192,9 +192,7 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 // ---- selection ----
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (!cond.defined() || !a.defined() || !b.defined()) throw ValueError("where", "an operand is undefined");
-  if (cond.dtype() != DType::Bool) {
-    throw DTypeError("where", "the condition must be bool, got " + std::string(dtype_name(cond.dtype())));
-  }
+  check_dtype("where", "the condition", cond, DType::Bool);
   if (a.dtype() != b.dtype()) {
     throw DTypeError("where", "dtypes " + std::string(dtype_name(a.dtype())) + " and " +
                                   std::string(dtype_name(b.dtype())) + " differ");
@@ -218,9 +216,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
     throw ShapeError("masked_fill",
                      "mask of shape " + mask.shape().str() + " does not broadcast to " + x.shape().str());
   }
-  if (mask.dtype() != DType::Bool) {
-    throw DTypeError("masked_fill", "the mask must be bool, got " + std::string(dtype_name(mask.dtype())));
-  }
+  check_dtype("masked_fill", "the mask", mask, DType::Bool);
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   const auto plan =
       make_loop_plan<3>(x.shape(), {out.strides(), x.strides(), broadcast_strides(mask, x.shape())});

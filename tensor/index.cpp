@@ -11,9 +11,7 @@ namespace {
 // Validates `index` against dimension `dim` of x and returns it as a contiguous int64 tensor.
 Tensor checked_index(std::string_view op, const Tensor& x, int dim, const Tensor& index) {
   if (!index.defined()) throw ValueError(op, "the index is undefined");
-  if (index.dtype() != DType::Int64) {
-    throw DTypeError(op, "the index must be int64, got " + std::string(dtype_name(index.dtype())));
-  }
+  check_dtype(op, "the index", index, DType::Int64);
   if (index.rank() != 1) throw ShapeError(op, "the index must be 1-D, got shape " + index.shape().str());
   const Tensor c = index.contiguous();
   const int64_t* p = c.data_ptr<const int64_t>();

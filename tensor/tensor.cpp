@@ -20,6 +20,12 @@ Tensor Tensor::with_layout(const Shape& shape, const Shape& strides, int64_t off
   return Tensor(storage_, shape, strides, offset, dtype_);
 }
 
+void check_dtype(std::string_view op, std::string_view what, const Tensor& t, DType expected) {
+  if (t.dtype() == expected) return;
+  throw DTypeError(op, std::string(what) + " must be " + std::string(dtype_name(expected)) + ", got " +
+                           std::string(dtype_name(t.dtype())));
+}
+
 void Tensor::check_defined(std::string_view op) const {
   if (!defined())
     throw ValueError(op, "the tensor is undefined (default-constructed, or a missing gradient)");
@@ -478,9 +484,7 @@ const Tensor& Tensor::mul_(const Tensor& other) const {
 
 const Tensor& Tensor::masked_fill_(const Tensor& mask, double value) const {
   check_defined("masked_fill_");
-  if (mask.dtype() != DType::Bool) {
-    throw DTypeError("masked_fill_", "the mask must be bool, got " + std::string(dtype_name(mask.dtype())));
-  }
+  check_dtype("masked_fill_", "the mask", mask, DType::Bool);
   check_broadcasts_to("masked_fill_", mask, shape_);
   dispatch_all(dtype_, [&]<typename T>() {
     const T v = static_cast<T>(value);

@@ -159,6 +159,10 @@ inline std::string describe(const Shape& shape, DType dtype) {
   return shape.str() + " " + std::string(dtype_name(dtype));
 }
 
+// Throws DTypeError "OP: WHAT must be EXPECTED, got ACTUAL" unless `t` has dtype `expected`; `what`
+// names the operand ("the mask", "the token ids").
+void check_dtype(std::string_view op, std::string_view what, const Tensor& t, DType expected);
+
 // The view methods as free functions, so that a backward function can be written once for Tensors and
 // for Variables (autograd/functions.h has the same names for Variables).
 inline Tensor reshape(const Tensor& x, const Shape& shape) {

@@ -59,7 +59,7 @@ BOOST_AUTO_TEST_CASE(cross_entropy_matches_minus_log_softmax) {
       [&] { cross_entropy(logits, Tensor::from_vector<int64_t>({0}, {1})); },
       "cross_entropy: targets of shape [1] do not match logits of shape [2,3] (expected [2])");
   expect_error<DTypeError>([&] { cross_entropy(logits, Tensor::zeros({2})); },
-                           "cross_entropy: targets must be int64 class indices, got float32");
+                           "cross_entropy: the targets (class indices) must be int64, got float32");
 }
 
 BOOST_AUTO_TEST_CASE(losses_stay_finite_for_huge_logits) {
@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(embedding_looks_up_rows_and_skips_the_padding_row) {
   expect_error<IndexError>([&] { embedding(table, Tensor::from_vector<int64_t>({3}, {1})); },
                            "embedding: token id 3 is out of range for a table of 3 rows");
   expect_error<DTypeError>([&] { embedding(table, Tensor::zeros({1})); },
-                           "embedding: token ids must be int64, got float32");
+                           "embedding: the token ids must be int64, got float32");
 }
 
 BOOST_AUTO_TEST_CASE(dropout_scales_what_it_keeps_and_is_the_identity_in_eval) {

@@ -44,6 +44,11 @@ BOOST_AUTO_TEST_CASE(each_mask_kind_hides_the_right_keys) {
         attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3}, {3})});
       },
       "attention mask: valid_lens must be (2) or (2, 3), got [3]");
+  expect_error<DTypeError>(
+      [&] {
+        attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<float>({1, 2}, {2})});
+      },
+      "attention mask: valid_lens must be int64, got float32");
 }
 
 BOOST_AUTO_TEST_CASE(a_nan_score_shows_in_attention_and_a_masked_one_does_not) {
