@@ -16,14 +16,29 @@ Tensor scatter_rows(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t d
   return gw;
 }
 
-// The same as an op of its own, for create_graph. It is linear in g, so its gradient picks rows again.
+// Rows `ids` of `table`, on Tensors or recorded on Variables.
+Tensor pick_rows(const Tensor& table, const Tensor& ids) {
+  return index_select(table, 0, ids);
+}
+Variable pick_rows(const Variable& table, const Tensor& ids) {
+  return embedding(table, ids);
+}
+
+// The same as an op of its own, for create_graph. It is linear in g, so its gradient picks rows again:
+// an embedding lookup of the upstream gradient, with the padding row (a constant) zeroed — itself
+// differentiable, so derivatives of any order exist.
 Variable scatter_rows(const Variable& g, const SavedTensor& ids, int64_t vocab, int64_t dim,
                       int64_t padding_idx) {
+  const Shape g_shape = g.shape();
   return record("embedding_backward", scatter_rows(g.data(), ids.get(), vocab, dim, padding_idx), {g},
-                [ids, padding_idx, g_shape = g.shape()](const Tensor& gg, NeedsGrad) -> Grads {
-                  Tensor rows = gg.clone();
-                  if (padding_idx >= 0 && padding_idx < rows.shape()[0]) rows.select(0, padding_idx).zero_();
-                  return {index_select(rows, 0, ids.get()).reshape(g_shape)};
+                [ids, vocab, padding_idx, g_shape]<typename G>(const G& gg, NeedsGrad) {
+                  G rows = gg;  // [V, D]
+                  if (padding_idx >= 0 && padding_idx < vocab) {
+                    Tensor keep = Tensor::ones({vocab, 1}, gg.dtype());
+                    keep.select(0, padding_idx).zero_();
+                    rows = mul(rows, G(keep));
+                  }
+                  return GradsOf<G>{reshape(pick_rows(rows, ids.get()), g_shape)};
                 });
 }
 

@@ -92,22 +92,39 @@ T gelu_curvature(T x) {
 }
 
 // g·gelu'(x) as an op of its own (inputs g and x), so that gelu's gradient can be differentiated again:
-// d/dg = gelu'(x), d/dx = g·gelu''(x).
+// d/dg = gelu'(x), d/dx = g·gelu''(x). Its own differentiable backward uses this op again for d/dg and
+// composes gelu''(x) = φ(x)·(2 - x²) from differentiable ops, so derivatives of any order exist.
 Variable gelu_backward(const Variable& g, const Variable& x) {
   return record(
       "gelu_backward",
       zip_float("gelu_backward", g.data(), x.data(), [](auto g, auto x) { return g * gelu_slope(x); }),
       {g, x},
-      [sg = save_if(g, x.requires_grad()), sx = SavedTensor(x)](const Tensor& gg, NeedsGrad needs) -> Grads {
-        Tensor dg, dx;
-        if (needs[0])
-          dg = zip_float("gelu_backward", gg, sx.get(), [](auto gg, auto x) { return gg * gelu_slope(x); });
-        if (needs[1]) {
-          dx = zip_float("gelu_double_backward", mul(gg, sg.get()), sx.get(),
-                         [](auto ggg, auto x) { return ggg * gelu_curvature(x); });
-        }
-        return {dg, dx};
-      });
+      Backward{[sg = save_if(g, x.requires_grad()), sx = SavedTensor(x)](const Tensor& gg,
+                                                                         NeedsGrad needs) -> Grads {
+                 Tensor dg, dx;
+                 if (needs[0]) {
+                   dg = zip_float("gelu_backward", gg, sx.get(),
+                                  [](auto gg, auto x) { return gg * gelu_slope(x); });
+                 }
+                 if (needs[1]) {
+                   dx = zip_float("gelu_double_backward", mul(gg, sg.get()), sx.get(),
+                                  [](auto ggg, auto x) { return ggg * gelu_curvature(x); });
+                 }
+                 return {dg, dx};
+               },
+               [sg = save_if(g, x.requires_grad()), sx = SavedTensor(x)](const Variable& gg,
+                                                                         NeedsGrad needs) -> VariableGrads {
+                 const Variable x = sx.variable();
+                 Variable dg, dx;
+                 if (needs[0]) dg = gelu_backward(gg, x);
+                 if (needs[1]) {
+                   const Variable x_squared = mul(x, x);
+                   const Variable density =  // φ(x) = e^{-x²/2} / √(2π)
+                       mul(exp(mul(x_squared, -0.5)), std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+                   dx = mul(mul(gg, sg.variable()), mul(density, add(neg(x_squared), 2.0)));
+                 }
+                 return {dg, dx};
+               }});
 }
 
 }  // namespace

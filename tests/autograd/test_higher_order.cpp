@@ -80,6 +80,36 @@ BOOST_AUTO_TEST_CASE(every_op_and_layer_passes_gradgradcheck) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(ops_with_backward_ops_of_their_own_have_third_derivatives) {
+  // gelu, embedding and slice compute their gradients with ops of their own (gelu_backward,
+  // embedding_backward, slice_backward). gradgradcheck of f's gradient checks f's third derivatives, so
+  // it goes through those ops' differentiable backward and through their gradients again.
+  const Tensor ids = Tensor::from_vector<int64_t>({0, 2, 1, 2, 3}, {5});
+  const std::vector<std::pair<std::string, GradcheckFunction>> cases = {
+      {"gelu", [](const std::vector<Variable>& in) { return gelu(in[0]); }},
+      {"embedding",
+       [&](const std::vector<Variable>& in) {
+         const Variable rows = embedding(in[0], ids, /*padding_idx=*/1);
+         return mul(rows, mul(rows, rows));
+       }},
+      {"slice",
+       [](const std::vector<Variable>& in) {
+         const Variable part = slice(in[0], 1, 1, 3);
+         return mul(part, mul(part, part));
+       }},
+  };
+  for (const auto& [name, f] : cases) {
+    Generator generator(11);
+    const Variable x = Variable(Tensor::normal({4, 3}, 0, 1, F64, &generator), true);
+    const Variable v = Variable(Tensor::normal(f({x}).shape(), 0, 1, F64, &generator));
+    auto gradient = [&, f = f](const std::vector<Variable>& in) {  // ∇(Σ v·f(x)), with its graph
+      return grad({sum(mul(f(in), v))}, {in[0]}, {}, {.create_graph = true})[0];
+    };
+    const GradcheckResult r = gradgradcheck(gradient, {x}, {.seed = 5});
+    BOOST_TEST(r.passed, name << ": " << r.report());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(gradgradcheck_catches_a_wrong_second_derivative) {
   // A square whose differentiable backward is 2x + x² instead of 2x: right values at x = 0 only, wrong
   // second derivative everywhere.
