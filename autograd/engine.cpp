@@ -4,7 +4,8 @@
 // chain of one:
 //   1. topological_order: a depth-first post-order of the nodes reachable from the roots (each node
 //      after every node that computed one of its inputs), built with an explicit stack;
-//   2. seed the roots' gradients (1 for a one-element loss);
+//   2. seed the roots' gradients: run_backward computes the seed (1 for a one-element loss) before the
+//      order is built, and backpropagate puts it where the roots' gradients wait;
 //   3. walk that order in reverse, so each node runs after all its consumers have added their share of
 //      its output's gradient (the multivariable chain rule sums them): call its backward function,
 //      check every gradient it returned, then hand each to the input's node or leaf.
@@ -13,7 +14,6 @@
 //
 // One pass runs on plain Tensors (first order, the fast path) or, with create_graph, on Variables: the
 // same walk, calling each node's differentiable backward, so the gradients have a graph of their own.
-#include <cstdint>
 #include <functional>
 #include <string>
 #include <type_traits>
@@ -21,6 +21,7 @@
 
 #include "autograd/anomaly.h"
 #include "autograd/functions.h"
+#include "autograd/slot_table.h"
 #include "tensor/elementwise.h"
 
 namespace minigrad {
@@ -29,55 +30,12 @@ namespace {
 
 // ---- step 1: the order ----
 
-// Node -> slot (the index of its gradient in a pass's vector), numbered in order of insertion. An
-// open-addressing hash table (linear probing) in one vector: std::unordered_map allocates a node per
-// entry, which on a chain of tiny ops was a fifth of the whole backward pass.
-class SlotTable {
- public:
-  // The node's slot, and whether it was added just now.
-  std::pair<size_t, bool> insert(const Node* node) {
-    if (2 * (size_ + 1) > cells_.size()) grow();  // at most half full: probes stay short
-    Cell& cell = find(node);
-    if (cell.node == node) return {cell.slot, false};
-    cell = {node, size_++};
-    return {cell.slot, true};
-  }
-  // The slot of a node already inserted.
-  size_t at(const Node* node) const { return const_cast<SlotTable*>(this)->find(node).slot; }
-  size_t size() const { return size_; }
-
- private:
-  struct Cell {
-    const Node* node = nullptr;
-    size_t slot = 0;
-  };
-
-  // The node's cell, or the empty cell where it would go.
-  Cell& find(const Node* node) {
-    const size_t mask = cells_.size() - 1;  // the size is a power of two
-    // Fibonacci hashing of the address (its low bits are alignment zeros).
-    size_t i = (reinterpret_cast<uintptr_t>(node) * 0x9E3779B97F4A7C15ull >> 20) & mask;
-    while (cells_[i].node != nullptr && cells_[i].node != node) i = (i + 1) & mask;
-    return cells_[i];
-  }
-
-  void grow() {
-    std::vector<Cell> old = std::exchange(cells_, std::vector<Cell>(2 * cells_.size()));
-    for (const Cell& cell : old) {
-      if (cell.node != nullptr) find(cell.node) = cell;
-    }
-  }
-
-  std::vector<Cell> cells_ = std::vector<Cell>(64);
-  size_t size_ = 0;
-};
-
 struct Order {
   struct Entry {
     Node* node;
     size_t slot;  // index of the node's gradient in the pass's vector
   };
-  SlotTable slot;
+  detail::SlotTable slot_of;      // node -> the index of its gradient in the pass's vector
   std::vector<Entry> post_order;  // inputs' nodes before their consumers
 };
 
@@ -97,7 +55,7 @@ Order topological_order(const std::vector<Node*>& roots) {
   };
   std::vector<Frame> stack;
   for (Node* root : roots) {
-    const auto [root_slot, added] = order.slot.insert(root);
+    const auto [root_slot, added] = order.slot_of.insert(root);
     if (!added) continue;
     stack.push_back({root, root_slot, 0});
     while (!stack.empty()) {
@@ -106,7 +64,7 @@ Order topological_order(const std::vector<Node*>& roots) {
       if (top.next_input < top.node->inputs.size()) {
         Node* input = top.node->inputs[top.next_input++].node.get();
         if (input == nullptr) continue;
-        const auto [input_slot, added] = order.slot.insert(input);
+        const auto [input_slot, added] = order.slot_of.insert(input);
         if (added) stack.push_back({input, input_slot, 0});
       } else {  // every input's node is already in the order: this one can follow
         order.post_order.push_back({top.node, top.slot});
@@ -182,15 +140,18 @@ template <typename G>
 void backpropagate(const std::vector<Node*>& roots, std::vector<G> seeds, bool retain_graph,
                    const Sinks<G>& sinks) {
   const Order order = topological_order(roots);
-  std::vector<G> grads(order.slot.size());  // the gradient waiting at each node's output
-  for (size_t r = 0; r < roots.size(); ++r) add_into(grads[order.slot.at(roots[r])], std::move(seeds[r]));
+  std::vector<G> grads(order.slot_of.size());  // the gradient waiting at each node's output
+  for (size_t r = 0; r < roots.size(); ++r) add_into(grads[order.slot_of.at(roots[r])], std::move(seeds[r]));
 
   for (auto it = order.post_order.rbegin(); it != order.post_order.rend(); ++it) {
     Node& node = *it->node;
     const G grad_output = std::move(grads[it->slot]);
     if (sinks.node_output && grad_output.defined()) sinks.node_output(node, grad_output);
     // No consumer sent a gradient (a user's backward may return none): nothing flows through here.
-    if (!grad_output.defined()) continue;
+    if (!grad_output.defined()) {
+      if (!retain_graph) node.release();
+      continue;
+    }
     std::vector<G> input_grads = call_backward(node, grad_output);
     check_gradients(node, input_grads);
     if (AnomalyMode::is_enabled()) {
@@ -202,7 +163,7 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<G> seeds, bool r
       const Edge& edge = node.inputs[i];
       if (!input_grads[i].defined()) continue;
       if (edge.leaf) sinks.leaf(*edge.leaf, input_grads[i]);
-      if (edge.node) add_into(grads[order.slot.at(edge.node.get())], std::move(input_grads[i]));
+      if (edge.node) add_into(grads[order.slot_of.at(edge.node.get())], std::move(input_grads[i]));
     }
     if (!retain_graph) node.release();
   }

@@ -15,7 +15,8 @@ Variable matmul(const Variable& a, const Variable& b) {
       Backward{[sa, sb, shape_a = a.shape(), shape_b = b.shape()](const Tensor& g, NeedsGrad needs) -> Grads {
                  // g: [..., M, N]
                  Tensor ga, gb;
-                 if (needs[0]) ga = sum_to(matmul(g, sb.get().transpose(-1, -2)), shape_a);  // b: [..., K, N]
+                 // dL/dA = g·Bᵀ, B: [..., K, N]
+                 if (needs[0]) ga = sum_to(matmul(g, sb.get().transpose(-1, -2)), shape_a);
                  if (needs[1]) {
                    const Tensor& a = sa.get();  // [..., M, K]
                    if (shape_b.rank() == 2 && a.rank() > 2) {

@@ -7,7 +7,7 @@
 //
 //   Variable w(Tensor::normal({3, 2}, 0, 1, DType::Float64), /*requires_grad=*/true);
 //   Variable x(Tensor::ones({4, 3}, DType::Float64));
-//   Variable loss = sum(relu(matmul(x, w)));
+//   Variable loss = mean(relu(matmul(x, w)));
 //   loss.backward();
 //   std::cout << w.grad();   // d loss / d w, shape [3,2]
 //

@@ -80,6 +80,12 @@ BOOST_AUTO_TEST_CASE(the_graph_is_freed_after_backward_unless_retained) {
   Variable z1 = sum(t), z2 = sum(t * t);
   z1.backward();
   expect_error_containing<Error>([&] { z2.backward(); }, "the graph through mul_scalar was freed");
+  // A node that receives no gradient (its consumer's backward returned none) is freed all the same.
+  Variable h = exp(x);
+  Variable stop = record("no_gradient", h.data().clone(), {h},
+                         [](const Tensor&, NeedsGrad) -> Grads { return {Tensor()}; });
+  sum(stop).backward();
+  BOOST_TEST(h.grad_fn()->released());
 }
 
 BOOST_AUTO_TEST_CASE(backward_on_a_leaf_and_with_an_explicit_gradient) {
