@@ -81,6 +81,10 @@ Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_id
 // In training, zeroes each element with probability p and scales the rest by 1/(1-p) (inverted dropout),
 // drawing from `generator` (default: the global one); otherwise returns x unchanged.
 Variable dropout(const Variable& x, double p, bool training, Generator* generator = nullptr);
+// The same with the mask given by a seed (counter-based bits, tensor/random.h): the same seed drops the
+// same elements.
+Variable dropout_with_seed(const Variable& x, double p, uint64_t seed);
+Tensor dropout_with_seed(const Tensor& x, double p, uint64_t seed);
 // Normalizes over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias, with the biased
 // variance. weight and bias have shape [D] (the last dimension), or are both undefined for no affine.
 Variable layer_norm(const Variable& x, const Variable& weight, const Variable& bias, double eps = 1e-5);

@@ -5,6 +5,7 @@
 
 #include "tensor/fast_math.h"
 #include "tensor/map.h"
+#include "tensor/random.h"
 
 namespace minigrad {
 
@@ -135,6 +136,22 @@ Tensor gelu(const Tensor& x) {
     using T = decltype(v);
     return T(0.5) * v * (T(1) + std::erf(v * T(std::numbers::sqrt2 / 2)));
   });
+}
+
+Tensor dropout(const Tensor& x, double p, uint64_t seed) {
+  if (!x.defined()) throw ValueError("dropout", "the tensor is undefined");
+  if (!(p >= 0 && p <= 1)) throw ValueError("dropout", "p must be in [0, 1], got " + std::to_string(p));
+  const Tensor c = x.contiguous();  // element i of the mask is element i in row-major order
+  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  const DropoutMask mask(p, seed);
+  dispatch_float(x.dtype(), "dropout", [&]<typename T>() {
+    const T* src = c.data_ptr<const T>();
+    T* dst = out.data_ptr<T>();
+    parallel_for(c.numel(), 4, [&](int64_t begin, int64_t end) {
+      mask.apply(src + begin, dst + begin, begin, end - begin);
+    });
+  });
+  return out;
 }
 
 // ---- comparisons ----

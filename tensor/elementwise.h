@@ -37,6 +37,11 @@ Tensor relu(const Tensor& x);
 // The exact GELU of Hendrycks and Gimpel, x·Φ(x) with Φ the standard normal CDF (PyTorch's default).
 Tensor gelu(const Tensor& x);
 
+// Inverted dropout with counter-based bits (DropoutMask in tensor/random.h): each element is kept with
+// probability 1 - p and scaled by 1/(1 - p), the rest are multiplied by 0. One pass, no mask tensor; the
+// same seed gives the same elements kept, so dropout's backward is this function on the gradient.
+Tensor dropout(const Tensor& x, double p, uint64_t seed);
+
 // ---- comparisons: bool results ----
 Tensor eq(const Tensor& a, const Tensor& b);
 Tensor ne(const Tensor& a, const Tensor& b);

@@ -52,6 +52,66 @@ class Generator {
   State state_{};
 };
 
+// Counter-based random bits: a pure function of (seed, counter), splitmix64's mixing of the pair. Any
+// thread can compute any element's bits in any order, so a kernel that draws them is the same with any
+// thread count, and a backward pass can regenerate them from the seed instead of keeping them.
+inline uint64_t counter_bits(uint64_t seed, uint64_t counter) {
+  uint64_t z = seed + (counter + 1) * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Inverted dropout's scale factors in one pass over counter-based bits: element i (in row-major order)
+// is kept when 32 random bits (half of counter_bits(seed, i / 2)) are at or above p·2³², and a kept
+// element is multiplied by 1/(1 - p), a dropped one by 0. Computes dst[i] = src[i] · factor(i) for
+// i in [first, first + n): the same factors for the same seed and element index, whatever the caller's
+// blocking. dst may be src.
+struct DropoutMask {
+  DropoutMask(double p, uint64_t seed)
+      : seed(seed),
+        threshold(p >= 1 ? 0 : static_cast<uint32_t>(p * 4294967296.0)),
+        scale(p >= 1 ? 0 : 1 / (1 - p)),
+        drop_all(p >= 1) {}
+
+  template <typename T>
+  void apply(const T* src, T* dst, int64_t first, int64_t n) const {
+    const T kept = static_cast<T>(scale);
+    int64_t i = first;
+    const int64_t end = first + n;
+    if (i < end && (i & 1)) {  // an odd start: the second half of a pair
+      dst[i - first] = src[i - first] * factor<T>(i, kept);
+      ++i;
+    }
+    // Whole pairs: one 64-bit draw for two elements (the loop the compiler vectorizes).
+    const int64_t pairs = (end - i) / 2;
+    const T* s = src + (i - first);
+    T* d = dst + (i - first);
+    const uint64_t pair0 = static_cast<uint64_t>(i) / 2;
+    for (int64_t j = 0; j < pairs; ++j) {
+      const uint64_t bits = counter_bits(seed, pair0 + j);
+      d[2 * j] = s[2 * j] * (!drop_all && static_cast<uint32_t>(bits) >= threshold ? kept : T(0));
+      d[2 * j + 1] =
+          s[2 * j + 1] * (!drop_all && static_cast<uint32_t>(bits >> 32) >= threshold ? kept : T(0));
+    }
+    i += 2 * pairs;
+    if (i < end) dst[i - first] = src[i - first] * factor<T>(i, kept);
+  }
+
+  uint64_t seed;
+  uint32_t threshold;
+  double scale;
+  bool drop_all;
+
+ private:
+  template <typename T>
+  T factor(int64_t i, T kept) const {
+    const uint64_t bits = counter_bits(seed, static_cast<uint64_t>(i) / 2);
+    const uint32_t half = static_cast<uint32_t>((i & 1) ? bits >> 32 : bits);
+    return !drop_all && half >= threshold ? kept : T(0);
+  }
+};
+
 // The generator used when none is passed: one per thread, each seeded with 0 when the thread first uses
 // it. (PyTorch has one global generator behind a lock; per thread, a model trained in its own thread
 // gets the same numbers as when trained alone, whatever runs beside it.)

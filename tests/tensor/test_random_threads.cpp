@@ -46,6 +46,34 @@ BOOST_AUTO_TEST_CASE(distributions_have_the_right_moments) {
                            "bernoulli: p must be in [0, 1], got 1.500000");
 }
 
+BOOST_AUTO_TEST_CASE(dropout_masks_depend_on_the_seed_and_index_only) {
+  const int before = num_threads();
+  const Tensor x = Tensor::ones({1001, 257}, DType::Float32);  // odd sizes: rows start mid-pair
+  set_num_threads(1);
+  const std::vector<double> one = dropout(x, 0.1, 77).to_vector();
+  set_num_threads(2);
+  BOOST_TEST(dropout(x, 0.1, 77).to_vector() == one);  // any thread count
+  BOOST_TEST(dropout(x, 0.1, 78).to_vector() != one);  // another seed, another mask
+  set_num_threads(before);
+  // Any blocking: one row applied on its own, from its odd first index, gives that row of the whole.
+  const DropoutMask mask(0.1, 77);
+  std::vector<float> row(257, 1.0f);
+  mask.apply(row.data(), row.data(), 3 * 257, 257);
+  for (int j = 0; j < 257; ++j) BOOST_REQUIRE(row[j] == one[3 * 257 + j]);
+  // The kept fraction and the scale, and the exact float64 thresholds p = 0 and p = 1.
+  size_t kept = 0;
+  for (double v : one) {
+    BOOST_REQUIRE((v == 0 || v == static_cast<float>(1 / 0.9)));
+    kept += v != 0;
+  }
+  BOOST_TEST(std::abs(double(kept) / one.size() - 0.9) < 0.005);
+  const Tensor y = Tensor::ones({7}, DType::Float64);
+  BOOST_TEST(dropout(y, 0.0, 1).to_vector() == y.to_vector());
+  BOOST_TEST(dropout(y, 1.0, 1).to_vector() == std::vector<double>(7, 0.0));
+  // A NaN stays NaN where it is dropped, as x·0 in PyTorch's dropout.
+  BOOST_TEST(std::isnan(dropout(Tensor::full({64}, NAN, DType::Float32), 0.5, 3).to_vector()[0]));
+}
+
 BOOST_AUTO_TEST_CASE(the_thread_setting_changes_nothing_but_speed) {
   const int before = num_threads();
   Generator g(4);
