@@ -9,6 +9,7 @@
 //   softmax_ops.cpp softmax log_softmax masked_fill
 //   embedding.cpp   embedding          dropout.cpp  dropout
 //   layer_norm.cpp  layer_norm         loss.cpp     cross_entropy, binary_cross_entropy_with_logits
+//   attention.cpp   masked_softmax, scaled_dot_product_attention (fused, or composed from the above)
 //
 // Broadcasting follows NumPy; the gradient of a broadcast input is summed back to its shape (sum_to).
 // Every op checks its operands and throws an exception naming itself and the shapes involved.
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "autograd/variable.h"
+#include "tensor/attention.h"
 
 namespace minigrad {
 
@@ -73,6 +75,34 @@ Variable softmax(const Variable& x, int64_t dim);
 Variable log_softmax(const Variable& x, int64_t dim);
 // x with `value` where mask (bool tensor, broadcast to x) is true; no gradient flows to those entries.
 Variable masked_fill(const Variable& x, const Tensor& mask, double value);
+
+// ---- attention ----
+// softmax over the last dim of scores (B, …, n_q, n_k) with the keys the mask hides set to -inf first:
+// their weights are exactly 0, and a query with every key hidden gets weights of 0 (tensor/softmax.h).
+Variable masked_softmax(const Variable& scores, const AttentionMask& mask);
+
+enum class AttentionKernel {
+  Fused,     // one op, forward and backward written together (tensor/attention.h): the fast path
+  Composed,  // matmul, masked_softmax, dropout, matmul: the readable reference, the same numbers
+};
+
+struct AttentionOptions {
+  AttentionMask mask{};
+  double scale = 0;    // multiplies Q·Kᵀ; 0 means 1/√d
+  double dropout = 0;  // on the weights; pass 0 in evaluation
+  uint64_t seed = 0;   // the dropout mask's (tensor/random.h's counter-based bits)
+  AttentionKernel kernel = AttentionKernel::Fused;
+};
+
+struct AttentionResult {
+  Variable output;  // (B, …, n_q, d_v)
+  Tensor weights;   // (B, …, n_q, n_k), softmax of the masked scores, before dropout
+};
+
+// dropout(masked softmax(scale · Q·Kᵀ))·V for queries (B, …, n_q, d), keys (B, …, n_k, d) and values
+// (B, …, n_k, d_v) with the same leading dimensions.
+AttentionResult scaled_dot_product_attention(const Variable& queries, const Variable& keys,
+                                             const Variable& values, const AttentionOptions& options = {});
 
 // ---- neural-network functions ----
 // Rows of weight [V, D] picked by int64 ids of any shape: result ids.shape + [D]. The gradient is added

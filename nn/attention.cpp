@@ -8,53 +8,6 @@
 
 namespace minigrad::nn {
 
-namespace {
-// A hidden key's score: its weight is exactly 0, and a row of them is softmax's "fully masked" row.
-constexpr double kMaskedScore = -std::numeric_limits<double>::infinity();
-}  // namespace
-
-Tensor AttentionMask::to_tensor(int64_t batch, int64_t n_q, int64_t n_k) const {
-  Tensor hidden;  // bool, broadcastable to (B, n_q, n_k)
-  auto hide = [&](const Tensor& more) { hidden = hidden.defined() ? logical_or(hidden, more) : more; };
-  const Tensor key_index = Tensor::arange(n_k);  // (n_k)
-  if (valid_lens.defined()) {
-    check_dtype("attention mask", "valid_lens", valid_lens, DType::Int64);
-    if (valid_lens.shape() == Shape{batch}) {
-      hide(ge(key_index, valid_lens.reshape({batch, 1, 1})));  // (B, 1, n_k)
-    } else if (valid_lens.shape() == Shape{batch, n_q}) {
-      hide(ge(key_index, valid_lens.unsqueeze(-1)));  // (B, n_q, n_k)
-    } else {
-      throw ShapeError("attention mask", "valid_lens must be (" + std::to_string(batch) + ") or (" +
-                                             std::to_string(batch) + ", " + std::to_string(n_q) + "), got " +
-                                             valid_lens.shape().str());
-    }
-  }
-  if (key_padding_mask.defined()) {
-    if (key_padding_mask.dtype() != DType::Bool || key_padding_mask.shape() != Shape{batch, n_k}) {
-      throw ShapeError("attention mask", "key_padding_mask must be bool (" + std::to_string(batch) + ", " +
-                                             std::to_string(n_k) + "), got " +
-                                             std::string(dtype_name(key_padding_mask.dtype())) + " " +
-                                             key_padding_mask.shape().str());
-    }
-    hide(key_padding_mask.unsqueeze(1));  // (B, 1, n_k)
-  }
-  if (causal)
-    hide(gt(key_index, Tensor::arange(n_q).unsqueeze(1)).unsqueeze(0));  // (1, n_q, n_k): key > query
-  return hidden;
-}
-
-Variable masked_softmax(const Variable& scores, const AttentionMask& mask) {
-  if (mask.empty()) return softmax(scores, -1);
-  if (scores.rank() < 3)
-    throw ShapeError("masked_softmax", "expects scores (B, …, n_q, n_k), got " + scores.shape().str());
-  const int r = scores.rank();
-  Tensor hidden = mask.to_tensor(scores.shape()[0], scores.shape()[r - 2], scores.shape()[r - 1]);
-  // (B|1, n_q|1, n_k) -> (B|1, 1, …, n_q|1, n_k): the middle (head) dimensions broadcast.
-  Shape shape = hidden.shape();
-  for (int d = 3; d < r; ++d) shape.insert(1, 1);
-  return softmax(masked_fill(scores, hidden.reshape(shape), kMaskedScore), -1);
-}
-
 DotProductAttention::DotProductAttention(double p, Generator* generator) {
   dropout = register_module("dropout", std::make_shared<Dropout>(p, generator));
 }
@@ -69,13 +22,20 @@ Variable DotProductAttention::forward(const Variable& queries, const Variable& k
                      "d_v), got " +
                          queries.shape().str() + ", " + keys.shape().str() + ", " + values.shape().str());
   }
-  const double d = static_cast<double>(queries.shape()[r - 1]);
-  // Q·Kᵀ/√d, with the 1/√d applied to Q (n_q·d numbers) rather than to the scores (n_q·n_k): the same
-  // result, one pass fewer over the largest tensor of the layer.
-  const Variable scores = matmul(queries * (1 / std::sqrt(d)), transpose(keys, -1, -2));  // (B, …, n_q, n_k)
-  const Variable weights = masked_softmax(scores, mask);
-  attention_weights_ = weights.data();
-  return matmul(dropout->forward(weights), values);  // (B, …, n_q, d_v)
+  // A dropout in training draws its mask's seed from the module's generator (as nn::Dropout would).
+  const bool drop = dropout->is_training() && dropout->p > 0;
+  const uint64_t seed =
+      drop ? (dropout->generator != nullptr ? *dropout->generator : default_generator()).next_u64() : 0;
+  AttentionResult result = scaled_dot_product_attention(
+      queries, keys, values,
+      {.mask = mask, .dropout = drop ? dropout->p : 0, .seed = seed, .kernel = kernel});
+  attention_weights_ = result.weights;
+  return result.output;  // (B, …, n_q, d_v)
+}
+
+void set_attention_kernel(Module& module, AttentionKernel kernel) {
+  if (auto* attention = dynamic_cast<DotProductAttention*>(&module)) attention->kernel = kernel;
+  for (const auto& [name, child] : module.children()) set_attention_kernel(*child, kernel);
 }
 
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& opts) : options(opts) {

@@ -14,29 +14,18 @@
 // attention gives it NaN.)
 #pragma once
 
+#include "autograd/functions.h"
 #include "nn/dropout.h"
 #include "nn/linear.h"
 #include "nn/module.h"
 
 namespace minigrad::nn {
 
-// Which keys each query may attend to. Any combination may be given; a key is hidden if any part hides it.
-struct AttentionMask {
-  // int64, (B) or (B, n_q): keys at positions >= valid_lens are hidden (per sequence, or per query),
-  // d2l's valid_lens.
-  Tensor valid_lens{};
-  // bool, (B, n_k): true marks a padding key to hide (PyTorch's key_padding_mask).
-  Tensor key_padding_mask{};
-  // Query i sees keys j <= i only.
-  bool causal = false;
-
-  bool empty() const { return !valid_lens.defined() && !key_padding_mask.defined() && !causal; }
-  // The mask as a bool tensor (B or 1, n_q or 1, n_k), true where a key is hidden; undefined if empty().
-  Tensor to_tensor(int64_t batch, int64_t n_q, int64_t n_k) const;
-};
-
-// softmax over the last dim of scores (B, …, n_q, n_k) with hidden keys set to -inf first.
-Variable masked_softmax(const Variable& scores, const AttentionMask& mask);
+// The mask (which keys each query may attend to) and the masked softmax are ops of the autograd layer
+// (tensor/attention.h, autograd/attention.cpp); they are named here too, where attention is built.
+using minigrad::AttentionKernel;
+using minigrad::AttentionMask;
+using minigrad::masked_softmax;
 
 class DotProductAttention : public Module {
  public:
@@ -52,6 +41,8 @@ class DotProductAttention : public Module {
   std::string name() const override { return "DotProductAttention"; }
 
   std::shared_ptr<Dropout> dropout;
+  // Fused (the default) or Composed: the same numbers, see AttentionKernel.
+  AttentionKernel kernel = AttentionKernel::Fused;
 
  private:
   Tensor attention_weights_;
@@ -110,5 +101,9 @@ class MultiHeadAttention : public Module {
   // (B, n, num_hiddens) -> (B, num_heads, n, num_hiddens/num_heads): a view, no copy.
   Variable split_heads(const Variable& x) const;
 };
+
+// Sets the kernel of every DotProductAttention in `module` and its descendants (to compare the fused
+// kernel with the composed reference on a whole model).
+void set_attention_kernel(Module& module, AttentionKernel kernel);
 
 }  // namespace minigrad::nn

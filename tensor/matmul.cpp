@@ -31,16 +31,24 @@ BlasOperand as_blas_operand(const Tensor& t) {
   return {c, CblasNoTrans, std::max<int64_t>(1, cols)};
 }
 
-void gemm(float, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
-}
-void gemm(double, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const double* a,
-          int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+template <typename T>
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a,
+               int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
+  gemm(ta == CblasTrans, tb == CblasTrans, m, n, k, T(1), a, lda, b, ldb, T(0), c, ldc);
 }
 
 }  // namespace
+
+void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
+              m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+          int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
+              m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined()) throw ValueError("matmul", "an operand is undefined");
@@ -77,8 +85,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (b.rank() == 2 && a.rank() > 2) {
     const Tensor rows = a.contiguous().reshape({-1, k});
     dispatch_float(a.dtype(), "matmul", [&]<typename T>() {
-      gemm(T{}, CblasNoTrans, B.trans, rows.shape()[0], n, k, rows.data_ptr<const T>(), k,
-           B.tensor.data_ptr<const T>(), B.ld, out.data_ptr<T>(), n);
+      blas_gemm<T>(CblasNoTrans, B.trans, rows.shape()[0], n, k, rows.data_ptr<const T>(), k,
+                   B.tensor.data_ptr<const T>(), B.ld, out.data_ptr<T>(), n);
     });
     return out;
   }
@@ -105,7 +113,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
         oa += index[d] * a_strides[d];
         ob += index[d] * b_strides[d];
       }
-      gemm(T{}, A.trans, B.trans, m, n, k, pa + oa, A.ld, pb + ob, B.ld, pc + i * m * n, n);
+      blas_gemm<T>(A.trans, B.trans, m, n, k, pa + oa, A.ld, pb + ob, B.ld, pc + i * m * n, n);
       for (int d = batch.rank() - 1; d >= 0 && ++index[d] == batch[d]; --d) index[d] = 0;
     }
   });

@@ -14,4 +14,12 @@ namespace minigrad {
 
 Tensor matmul(const Tensor& a, const Tensor& b);
 
+// C = alpha·op(A)·op(B) + beta·C on raw row-major buffers (cblas_sgemm / cblas_dgemm), op(X) being X or
+// Xᵀ: for kernels that tile their own products (tensor/attention.cpp). A is m x k after op, B k x n,
+// C m x n; lda, ldb, ldc are the row strides of the buffers as stored.
+void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+          int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
 }  // namespace minigrad

@@ -1,6 +1,7 @@
 // Everything the tensor layer offers, in one include.
 #pragma once
 
+#include "tensor/attention.h"
 #include "tensor/elementwise.h"
 #include "tensor/index.h"
 #include "tensor/map.h"

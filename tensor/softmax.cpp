@@ -56,6 +56,17 @@ void softmax_row(const T* x, T* y, int64_t n, int64_t stride) {
   }
 }
 
+}  // namespace
+
+void softmax_row_in_place(float* row, int64_t n) {
+  softmax_row<float, false>(row, row, n, 1);
+}
+void softmax_row_in_place(double* row, int64_t n) {
+  softmax_row<double, false>(row, row, n, 1);
+}
+
+namespace {
+
 template <bool kLog>
 Tensor softmax_impl(std::string_view op, const Tensor& x, int64_t dim) {
   if (!x.defined()) throw ValueError(op, "the tensor is undefined");

@@ -14,4 +14,9 @@ namespace minigrad {
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 
+// Softmax of one contiguous row of n values, in place, with the same conventions: the building block for
+// fused kernels (tensor/attention.cpp) that own their rows.
+void softmax_row_in_place(float* row, int64_t n);
+void softmax_row_in_place(double* row, int64_t n);
+
 }  // namespace minigrad

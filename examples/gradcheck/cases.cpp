@@ -379,6 +379,27 @@ std::vector<GradcheckCase> build() {
       },
       [](In x) { return binary_cross_entropy_with_logits(x[0], x[1]); });
 
+  // ---- attention: both kernels, every kind of mask at once, dropout with a fixed seed ----
+  for (AttentionKernel kernel : {AttentionKernel::Fused, AttentionKernel::Composed}) {
+    add_case(
+        std::string("scaled_dot_product_attention (") +
+            (kernel == AttentionKernel::Fused ? "fused" : "composed") +
+            ", 2 heads, n_q 3 != n_k 4, valid_lens + key padding + causal, dropout 0.3)",
+        [](Generator& g) {
+          const int64_t d = size_in(g, 2, 3);
+          return Inputs{normal(g, {2, 2, 3, d}), normal(g, {2, 2, 4, d}), normal(g, {2, 2, 4, 2})};
+        },
+        [kernel](In x) {
+          const AttentionMask mask{
+              .valid_lens = Tensor::from_vector<int64_t>({4, 3}, {2}),
+              .key_padding_mask = Tensor::from_values({0, 1, 0, 0, 0, 0, 0, 0}, {2, 4}, DType::Bool),
+              .causal = true};
+          return scaled_dot_product_attention(x[0], x[1], x[2],
+                                              {.mask = mask, .dropout = 0.3, .seed = 11, .kernel = kernel})
+              .output;
+        });
+  }
+
   // ---- layers (nn/), each with respect to its inputs and all its parameters ----
   add_layer("nn::Linear (batched input)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::Linear>(size_in(g, 2, 4), size_in(g, 1, 3)));

@@ -143,3 +143,143 @@ BOOST_AUTO_TEST_CASE(encoder_layers_keep_the_shape_and_norm_placement_matters) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(fused_attention)
+
+// The largest absolute difference between two tensors of one shape; NaN where exactly one is NaN.
+double max_difference(const Tensor& a, const Tensor& b) {
+  BOOST_REQUIRE(a.shape() == b.shape());
+  const std::vector<double> x = a.to_vector(), y = b.to_vector();
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) != std::isnan(y[i])) return NAN;
+    if (!std::isnan(x[i])) worst = std::max(worst, std::abs(x[i] - y[i]));
+  }
+  return worst;
+}
+
+// Both kernels on the same inputs: the output, the weights and the three gradients.
+struct KernelRun {
+  Tensor output, weights, dq, dk, dv;
+};
+KernelRun run_kernel(AttentionKernel kernel, const Tensor& q, const Tensor& k, const Tensor& v,
+                     const Tensor& g, const AttentionMask& mask, double dropout) {
+  Variable vq(q.clone(), true), vk(k.clone(), true), vv(v.clone(), true);
+  AttentionResult r = scaled_dot_product_attention(
+      vq, vk, vv, {.mask = mask, .dropout = dropout, .seed = 99, .kernel = kernel});
+  r.output.backward(g);
+  return {r.output.data(), r.weights, vq.grad(), vk.grad(), vv.grad()};
+}
+
+BOOST_AUTO_TEST_CASE(fused_and_composed_kernels_agree_for_every_mask_kind) {
+  // Sizes that make the fused kernel work in several blocks of query rows (n_k 300: 54 rows of float64
+  // scores per 128 KB block), with n_q != n_k, 2 heads, and many groups for the threads to share.
+  const int64_t B = 3, h = 2, n_q = 70, n_k = 300, d = 8, d_v = 5;
+  std::vector<int64_t> per_query(B * n_q);
+  for (int64_t i = 0; i < B * n_q; ++i) per_query[i] = (i * 37) % (n_k + 1);  // 0 included: fully masked rows
+  std::vector<double> padding(B * n_k);
+  for (int64_t i = 0; i < B * n_k; ++i) padding[i] = (i % 7 == 3);
+  const std::vector<std::pair<std::string, AttentionMask>> masks = {
+      {"none", {}},
+      {"valid_lens per sequence", {.valid_lens = Tensor::from_vector<int64_t>({n_k, 0, 123}, {B})}},
+      {"valid_lens per query", {.valid_lens = Tensor::from_vector<int64_t>(per_query, {B, n_q})}},
+      {"key padding", {.key_padding_mask = Tensor::from_values(padding, {B, n_k}, DType::Bool)}},
+      {"causal", {.causal = true}},
+      {"all three",
+       {.valid_lens = Tensor::from_vector<int64_t>({n_k, 0, 123}, {B}),
+        .key_padding_mask = Tensor::from_values(padding, {B, n_k}, DType::Bool),
+        .causal = true}},
+  };
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    const double tol = dtype == DType::Float32 ? 2e-5 : 1e-12;
+    Generator gen(5);
+    const Tensor q = Tensor::normal({B, h, n_q, d}, 0, 1, dtype, &gen);
+    const Tensor k = Tensor::normal({B, h, n_k, d}, 0, 1, dtype, &gen);
+    const Tensor v = Tensor::normal({B, h, n_k, d_v}, 0, 1, dtype, &gen);
+    const Tensor g = Tensor::normal({B, h, n_q, d_v}, 0, 1, dtype, &gen);
+    for (const auto& [name, mask] : masks) {
+      for (double dropout : {0.0, 0.25}) {
+        const KernelRun fused = run_kernel(AttentionKernel::Fused, q, k, v, g, mask, dropout);
+        const KernelRun composed = run_kernel(AttentionKernel::Composed, q, k, v, g, mask, dropout);
+        const std::string what =
+            std::string(dtype_name(dtype)) + ", " + name + ", dropout " + std::to_string(dropout);
+        BOOST_TEST(max_difference(fused.output, composed.output) <= tol, what << ": output");
+        BOOST_TEST(max_difference(fused.weights, composed.weights) <= tol, what << ": weights");
+        BOOST_TEST(max_difference(fused.dq, composed.dq) <= tol, what << ": dQ");
+        BOOST_TEST(max_difference(fused.dk, composed.dk) <= tol, what << ": dK");
+        BOOST_TEST(max_difference(fused.dv, composed.dv) <= tol, what << ": dV");
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(fully_masked_rows_and_nans_behave_as_in_softmax) {
+  Generator gen(2);
+  const Tensor k = Tensor::normal({2, 4, 3}, 0, 1, DType::Float64, &gen);
+  const Tensor v = Tensor::normal({2, 4, 2}, 0, 1, DType::Float64, &gen);
+  Tensor q = Tensor::normal({2, 3, 3}, 0, 1, DType::Float64, &gen);
+  // Sequence 1 has no valid key: its weights and outputs are 0, and so are its gradients.
+  const AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({4, 0}, {2})};
+  const Tensor g = Tensor::ones({2, 3, 2}, DType::Float64);
+  const KernelRun fused = run_kernel(AttentionKernel::Fused, q, k, v, g, mask, 0);
+  BOOST_TEST(max(abs(fused.weights.select(0, 1))).item() == 0);
+  BOOST_TEST(max(abs(fused.output.select(0, 1))).item() == 0);
+  BOOST_TEST(max(abs(fused.dq.select(0, 1))).item() == 0);
+  // A NaN in one query makes that query's weights and output NaN, and nothing else.
+  q.select(0, 0).select(0, 1).select(0, 0).fill_(NAN);
+  const KernelRun with_nan = run_kernel(AttentionKernel::Fused, q, k, v, g, {}, 0);
+  const KernelRun reference = run_kernel(AttentionKernel::Composed, q, k, v, g, {}, 0);
+  BOOST_TEST(std::isnan(with_nan.weights.select(0, 0).select(0, 1).to_vector()[0]));
+  BOOST_TEST(std::isnan(with_nan.output.select(0, 0).select(0, 1).to_vector()[0]));
+  BOOST_TEST(!std::isnan(with_nan.output.select(0, 0).select(0, 0).to_vector()[0]));
+  BOOST_TEST(!std::isnan(max_difference(with_nan.output, reference.output)));  // NaN in the same places
+}
+
+BOOST_AUTO_TEST_CASE(bad_shapes_and_dtypes_name_the_op) {
+  const Variable q(Tensor::ones({2, 3, 4})), k(Tensor::ones({2, 5, 4})), v(Tensor::ones({2, 5, 6}));
+  expect_error<ShapeError>(
+      [&] {
+        scaled_dot_product_attention(q, Variable(Tensor::ones({2, 5, 3})), v);
+      },
+      "scaled_dot_product_attention: expects queries (B, …, n_q, d), keys (B, …, n_k, d), "
+      "values (B, …, n_k, d_v), got [2,3,4], [2,5,3], [2,5,6]");
+  expect_error<DTypeError>(
+      [&] {
+        scaled_dot_product_attention(q, k, Variable(Tensor::ones({2, 5, 6}, DType::Float64)));
+      },
+      "scaled_dot_product_attention: expects three float32 or three float64 tensors, got float32, float32, "
+      "float64");
+}
+
+BOOST_AUTO_TEST_CASE(a_model_with_either_kernel_trains_the_same) {
+  // Two encoders from one seed, one switched to the composed kernel, dropout on: the same losses for three
+  // steps of gradient descent (the dropout masks come from the same seeds in the same order).
+  std::vector<std::vector<double>> losses;
+  for (AttentionKernel kernel : {AttentionKernel::Fused, AttentionKernel::Composed}) {
+    Generator g(3);
+    TransformerEncoder encoder({.vocab_size = 50,
+                                .num_hiddens = 8,
+                                .ffn_num_hiddens = 16,
+                                .num_heads = 2,
+                                .num_layers = 2,
+                                .dropout = 0.2,
+                                .generator = &g});
+    set_attention_kernel(encoder, kernel);
+    const Tensor tokens = Tensor::from_vector<int64_t>({1, 5, 9, 2, 7, 3, 4, 4, 8, 11, 0, 0}, {2, 6});
+    const AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({6, 4}, {2})};
+    std::vector<double> run;
+    for (int step = 0; step < 3; ++step) {
+      encoder.zero_grad();
+      const Variable out = encoder.forward(tokens, mask);
+      const Variable loss = mean(out * out);
+      loss.backward();
+      run.push_back(loss.item());
+      for (const Variable& p : encoder.parameters()) p.data().add_(mul(p.grad(), -0.1));
+    }
+    losses.push_back(run);
+  }
+  for (size_t step = 0; step < 3; ++step) BOOST_TEST(std::abs(losses[0][step] - losses[1][step]) < 1e-5);
+  BOOST_TEST(losses[0][2] != losses[0][0]);  // the steps did change the model
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,301 @@
+#include "tensor/attention.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "tensor/elementwise.h"
+#include "tensor/matmul.h"
+#include "tensor/random.h"
+#include "tensor/softmax.h"
+#include "tensor/threads.h"
+
+namespace minigrad {
+
+void AttentionMask::check(std::string_view op, int64_t batch, int64_t n_q, int64_t n_k) const {
+  if (valid_lens.defined()) {
+    check_dtype(op, "valid_lens", valid_lens, DType::Int64);
+    if (valid_lens.shape() != Shape{batch} && valid_lens.shape() != Shape{batch, n_q}) {
+      throw ShapeError(op, "valid_lens must be (" + std::to_string(batch) + ") or (" + std::to_string(batch) +
+                               ", " + std::to_string(n_q) + "), got " + valid_lens.shape().str());
+    }
+  }
+  if (key_padding_mask.defined() &&
+      (key_padding_mask.dtype() != DType::Bool || key_padding_mask.shape() != Shape{batch, n_k})) {
+    throw ShapeError(op, "key_padding_mask must be bool (" + std::to_string(batch) + ", " +
+                             std::to_string(n_k) + "), got " +
+                             describe(key_padding_mask.shape(), key_padding_mask.dtype()));
+  }
+}
+
+Tensor AttentionMask::to_tensor(int64_t batch, int64_t n_q, int64_t n_k) const {
+  check("attention mask", batch, n_q, n_k);
+  Tensor hidden;  // bool, broadcastable to (B, n_q, n_k)
+  auto hide = [&](const Tensor& more) { hidden = hidden.defined() ? logical_or(hidden, more) : more; };
+  const Tensor key_index = Tensor::arange(n_k);  // (n_k)
+  if (valid_lens.defined()) {
+    hide(valid_lens.rank() == 1 ? ge(key_index, valid_lens.reshape({batch, 1, 1}))  // (B, 1, n_k)
+                                : ge(key_index, valid_lens.unsqueeze(-1)));         // (B, n_q, n_k)
+  }
+  if (key_padding_mask.defined()) hide(key_padding_mask.unsqueeze(1));  // (B, 1, n_k)
+  if (causal)
+    hide(gt(key_index, Tensor::arange(n_q).unsqueeze(1)).unsqueeze(0));  // (1, n_q, n_k): key > query
+  return hidden;
+}
+
+namespace {
+
+constexpr const char* kOp = "scaled_dot_product_attention";
+
+// Query rows per block: a block of scores (rows × n_k) of at most this many bytes stays in L2.
+constexpr int64_t kBlockBytes = 128 * 1024;
+
+// The shapes of one call, checked: G groups (the leading dimensions, B of them for the mask) of n_q
+// queries and n_k keys, d wide, values d_v wide.
+struct Sizes {
+  int64_t groups, per_batch, n_q, n_k, d, d_v;
+  Shape leading;
+};
+
+Sizes check_sizes(const Tensor& q, const Tensor& k, const Tensor& v) {
+  if (!q.defined() || !k.defined() || !v.defined()) throw ValueError(kOp, "an operand is undefined");
+  const int r = q.rank();
+  auto leading = [](const Tensor& t) {
+    return Shape(std::span<const int64_t>(t.shape().begin(), t.rank() - 2));
+  };
+  if (r < 3 || k.rank() != r || v.rank() != r || leading(k) != leading(q) || leading(v) != leading(q) ||
+      q.shape()[r - 1] != k.shape()[r - 1] || k.shape()[r - 2] != v.shape()[r - 2]) {
+    throw ShapeError(kOp,
+                     "expects queries (B, …, n_q, d), keys (B, …, n_k, d), values (B, …, n_k, d_v), got " +
+                         q.shape().str() + ", " + k.shape().str() + ", " + v.shape().str());
+  }
+  if (!is_floating(q.dtype()) || k.dtype() != q.dtype() || v.dtype() != q.dtype()) {
+    throw DTypeError(kOp, "expects three float32 or three float64 tensors, got " +
+                              std::string(dtype_name(q.dtype())) + ", " + std::string(dtype_name(k.dtype())) +
+                              ", " + std::string(dtype_name(v.dtype())));
+  }
+  const Shape lead = leading(q);
+  return {lead.numel(),
+          lead.numel() / q.shape()[0],
+          q.shape()[r - 2],
+          k.shape()[r - 2],
+          q.shape()[r - 1],
+          v.shape()[r - 1],
+          lead};
+}
+
+Shape with_last_two(Shape shape, int64_t rows, int64_t cols) {
+  shape.push_back(rows);
+  shape.push_back(cols);
+  return shape;
+}
+
+int64_t rows_per_block(int64_t n_q, int64_t n_k, size_t element_size) {
+  return std::clamp<int64_t>(kBlockBytes / std::max<int64_t>(1, n_k * static_cast<int64_t>(element_size)), 1,
+                             std::max<int64_t>(n_q, 1));
+}
+
+// An operand as BLAS reads it: group g's matrix starts at base + offset(g), its rows row_stride apart, each
+// row contiguous. Multi-head attention's queries, keys and values are (B, h, n, head) views of
+// (B, n, h·head) projections; read in place, with the row stride h·head, they need no copy.
+template <typename T>
+class Matrices {
+ public:
+  explicit Matrices(const Tensor& t) : tensor_(t.strides().back() == 1 ? t : t.contiguous()) {
+    const int r = tensor_.rank();
+    lead_shape_ = Shape(std::span<const int64_t>(tensor_.shape().begin(), r - 2));
+    lead_strides_ = Shape(std::span<const int64_t>(tensor_.strides().begin(), r - 2));
+    row_stride = tensor_.strides()[r - 2];
+    if (row_stride < tensor_.shape().back()) {  // rows overlap (an expanded operand): copy
+      tensor_ = tensor_.contiguous();
+      lead_strides_ = Shape(std::span<const int64_t>(tensor_.strides().begin(), r - 2));
+      row_stride = tensor_.strides()[r - 2];
+    }
+    base_ = tensor_.data_ptr<const T>();
+  }
+
+  const T* group(int64_t g) const {
+    int64_t offset = 0;
+    for (int d = lead_shape_.rank() - 1; d >= 0; --d) {
+      offset += (g % lead_shape_[d]) * lead_strides_[d];
+      g /= lead_shape_[d];
+    }
+    return base_ + offset;
+  }
+
+  int64_t row_stride = 0;
+
+ private:
+  Tensor tensor_;
+  Shape lead_shape_, lead_strides_;
+  const T* base_ = nullptr;
+};
+
+// Sets the hidden scores of query i's row (of batch element b) to -inf, from the mask's description.
+template <typename T>
+class RowMask {
+ public:
+  RowMask(const AttentionMask& mask, int64_t n_q, int64_t n_k)
+      : n_q_(n_q),
+        n_k_(n_k),
+        causal_(mask.causal),
+        per_query_(mask.valid_lens.defined() && mask.valid_lens.rank() == 2) {
+    if (mask.valid_lens.defined()) valid_ = mask.valid_lens.contiguous();
+    if (mask.key_padding_mask.defined()) padding_ = mask.key_padding_mask.contiguous();
+  }
+
+  void apply(T* row, int64_t b, int64_t i) const {
+    constexpr T kHidden = -std::numeric_limits<T>::infinity();
+    int64_t visible = n_k_;  // keys [visible, n_k) are hidden
+    if (valid_.defined())
+      visible = std::min(visible, valid_.data_ptr<const int64_t>()[per_query_ ? b * n_q_ + i : b]);
+    if (causal_) visible = std::min(visible, i + 1);
+    for (int64_t j = std::max<int64_t>(visible, 0); j < n_k_; ++j) row[j] = kHidden;
+    if (padding_.defined()) {
+      const bool* pad = padding_.data_ptr<const bool>() + b * n_k_;
+      for (int64_t j = 0; j < std::min(visible, n_k_); ++j) {
+        if (pad[j]) row[j] = kHidden;
+      }
+    }
+  }
+
+ private:
+  int64_t n_q_, n_k_;
+  bool causal_, per_query_;
+  Tensor valid_, padding_;
+};
+
+}  // namespace
+
+AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                   const AttentionMask& mask, double scale, double dropout, uint64_t seed) {
+  const Sizes s = check_sizes(q, k, v);
+  mask.check("attention mask", q.shape()[0], s.n_q, s.n_k);
+  if (!(dropout >= 0 && dropout <= 1))
+    throw ValueError(kOp, "dropout must be in [0, 1], got " + std::to_string(dropout));
+  const Shape output_shape = with_last_two(s.leading, s.n_q, s.d_v);
+  const Shape weights_shape = with_last_two(s.leading, s.n_q, s.n_k);
+  if (s.groups == 0 || s.n_q == 0 || s.n_k == 0) {
+    return {Tensor::zeros(output_shape, q.dtype()), Tensor::zeros(weights_shape, q.dtype())};
+  }
+  // Every element of both is written below.
+  AttentionForward result{Tensor::empty(output_shape, q.dtype()), Tensor::empty(weights_shape, q.dtype())};
+  const DropoutMask drop(dropout, seed);
+  dispatch_float(q.dtype(), kOp, [&]<typename T>() {
+    const RowMask<T> row_mask(mask, s.n_q, s.n_k);
+    const Matrices<T> Q(q), K(k), V(v);
+    T* O = result.output.data_ptr<T>();
+    T* W = result.weights.data_ptr<T>();
+    const int64_t block = rows_per_block(s.n_q, s.n_k, sizeof(T));
+    parallel_for(s.groups, s.n_q * s.n_k * (s.d + s.d_v), [&](int64_t begin, int64_t end) {
+      std::vector<T> dropped(dropout > 0 ? block * s.n_k : 0);  // this block's weights after dropout
+      for (int64_t g = begin; g < end; ++g) {
+        const int64_t b = g / s.per_batch;
+        const T* Qg = Q.group(g);
+        const T* Kg = K.group(g);
+        const T* Vg = V.group(g);
+        for (int64_t i0 = 0; i0 < s.n_q; i0 += block) {
+          const int64_t rows = std::min(block, s.n_q - i0);
+          const int64_t first = (g * s.n_q + i0) * s.n_k;  // the block's first weight, in the whole tensor
+          T* P = W + first;
+          gemm(false, true, rows, s.n_k, s.d, T(scale), Qg + i0 * Q.row_stride, Q.row_stride, Kg,
+               K.row_stride, T(0), P, s.n_k);
+          for (int64_t r = 0; r < rows; ++r) {
+            row_mask.apply(P + r * s.n_k, b, i0 + r);
+            softmax_row_in_place(P + r * s.n_k, s.n_k);
+          }
+          const T* Pd = P;
+          if (dropout > 0) {
+            drop.apply(P, dropped.data(), first, rows * s.n_k);
+            Pd = dropped.data();
+          }
+          gemm(false, false, rows, s.d_v, s.n_k, T(1), Pd, s.n_k, Vg, V.row_stride, T(0),
+               O + (g * s.n_q + i0) * s.d_v, s.d_v);
+        }
+      }
+    });
+  });
+  return result;
+}
+
+AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q, const Tensor& k,
+                                      const Tensor& v, const Tensor& weights, double scale, double dropout,
+                                      uint64_t seed, std::array<bool, 3> needs) {
+  const Sizes s = check_sizes(q, k, v);
+  if (grad_output.shape() != with_last_two(s.leading, s.n_q, s.d_v) ||
+      weights.shape() != with_last_two(s.leading, s.n_q, s.n_k)) {
+    throw ShapeError(kOp, "backward expects the gradient " + with_last_two(s.leading, s.n_q, s.d_v).str() +
+                              " and the weights " + with_last_two(s.leading, s.n_q, s.n_k).str() + ", got " +
+                              grad_output.shape().str() + " and " + weights.shape().str());
+  }
+  // Every element is written below (dK and dV by their first block of queries), unless a size is 0.
+  const bool empty_sizes = s.groups == 0 || s.n_q == 0 || s.n_k == 0;
+  auto gradient_like = [&](const Tensor& t) {
+    return empty_sizes ? Tensor::zeros(t.shape(), t.dtype()) : Tensor::empty(t.shape(), t.dtype());
+  };
+  AttentionGradients grads;
+  if (needs[0]) grads.q = gradient_like(q);  // contiguous, whatever q's layout
+  if (needs[1]) grads.k = gradient_like(k);
+  if (needs[2]) grads.v = gradient_like(v);
+  if (empty_sizes) return grads;
+  const Tensor go = grad_output.contiguous(), wc = weights.contiguous();
+  const DropoutMask drop(dropout, seed);
+  const bool scores_needed = needs[0] || needs[1];
+  dispatch_float(q.dtype(), kOp, [&]<typename T>() {
+    const Matrices<T> Q(q), K(k), V(v);
+    const T* dO = go.data_ptr<const T>();
+    const T* W = wc.data_ptr<const T>();
+    T* dQ = needs[0] ? grads.q.data_ptr<T>() : nullptr;
+    T* dK = needs[1] ? grads.k.data_ptr<T>() : nullptr;
+    T* dV = needs[2] ? grads.v.data_ptr<T>() : nullptr;
+    const int64_t block = rows_per_block(s.n_q, s.n_k, sizeof(T));
+    parallel_for(s.groups, 2 * s.n_q * s.n_k * (s.d + s.d_v), [&](int64_t begin, int64_t end) {
+      std::vector<T> dropped(needs[2] && dropout > 0 ? block * s.n_k : 0);  // Pd for this block
+      std::vector<T> dS(scores_needed ? block * s.n_k : 0);                 // dPd, then dP, then dS
+      for (int64_t g = begin; g < end; ++g) {
+        for (int64_t i0 = 0; i0 < s.n_q; i0 += block) {
+          const int64_t rows = std::min(block, s.n_q - i0);
+          const int64_t first = (g * s.n_q + i0) * s.n_k;
+          const T* P = W + first;
+          const T* dO_block = dO + (g * s.n_q + i0) * s.d_v;
+          const T* Q_block = Q.group(g) + i0 * Q.row_stride;
+          const T accumulate = i0 == 0 ? T(0) : T(1);  // dK and dV sum over the blocks of queries
+          if (needs[2]) {                              // dV += Pdᵀ·dO
+            const T* Pd = P;
+            if (dropout > 0) {
+              drop.apply(P, dropped.data(), first, rows * s.n_k);
+              Pd = dropped.data();
+            }
+            gemm(true, false, s.n_k, s.d_v, rows, T(1), Pd, s.n_k, dO_block, s.d_v, accumulate,
+                 dV + g * s.n_k * s.d_v, s.d_v);
+          }
+          if (!scores_needed) continue;
+          T* D = dS.data();
+          // dPd = dO·Vᵀ, then dP = dropout(dPd) with the forward's mask
+          gemm(false, true, rows, s.n_k, s.d_v, T(1), dO_block, s.d_v, V.group(g), V.row_stride, T(0), D,
+               s.n_k);
+          if (dropout > 0) drop.apply(D, D, first, rows * s.n_k);
+          // softmax's backward per row: dS = P ⊙ (dP - Σ dP ⊙ P)
+          for (int64_t r = 0; r < rows; ++r) {
+            const T* p = P + r * s.n_k;
+            T* d = D + r * s.n_k;
+            T dot = 0;
+            for (int64_t j = 0; j < s.n_k; ++j) dot += d[j] * p[j];
+            for (int64_t j = 0; j < s.n_k; ++j) d[j] = p[j] * (d[j] - dot);
+          }
+          if (needs[0]) {  // dQ = scale · dS·K
+            gemm(false, false, rows, s.d, s.n_k, T(scale), D, s.n_k, K.group(g), K.row_stride, T(0),
+                 dQ + (g * s.n_q + i0) * s.d, s.d);
+          }
+          if (needs[1]) {  // dK += scale · dSᵀ·Q
+            gemm(true, false, s.n_k, s.d, rows, T(scale), D, s.n_k, Q_block, Q.row_stride, accumulate,
+                 dK + g * s.n_k * s.d, s.d);
+          }
+        }
+      }
+    });
+  });
+  return grads;
+}
+
+}  // namespace minigrad

@@ -1,0 +1,63 @@
+// Scaled dot-product attention as one fused kernel, forward and backward, on plain tensors. The autograd
+// op that records it is scaled_dot_product_attention (autograd/attention.cpp); the readable composed
+// version (matmul, masked softmax, dropout, matmul) is there too.
+//
+// For each group g of the leading dimensions (batch × heads) and each block of query rows:
+//
+//   forward                                    backward (given dO, and the weights P kept by the forward)
+//   S  = scale · Q·Kᵀ        (rows × n_k)      dV += Pdᵀ·dO
+//   S  = -inf where masked                     dPd = dO·Vᵀ
+//   P  = softmax(S) per row  (kept)            dP  = dropout(dPd)       (the same mask, regenerated)
+//   Pd = dropout(P)          (a scratch block) dS  = P ⊙ (dP - rowsum(dP ⊙ P))
+//   O  = Pd·V                                  dQ  = scale · dS·K,  dK += scale · dSᵀ·Q
+//
+// The n_q × n_k scores are worked on one block of query rows at a time, sized to stay in the L2 cache;
+// each block holds whole rows of keys, so the softmax needs no running (online) maximum. The masks are
+// applied from their descriptions (lengths, a key padding row, causality), never built as a tensor, and
+// the dropout mask is regenerated from its seed (DropoutMask), never stored. Groups run in parallel, one
+// thread each, with single-threaded BLAS calls inside.
+#pragma once
+
+#include "tensor/tensor.h"
+
+namespace minigrad {
+
+// Which keys each query may attend to. Any combination may be given; a key is hidden if any part hides it.
+struct AttentionMask {
+  // int64, (B) or (B, n_q): keys at positions >= valid_lens are hidden (per sequence, or per query),
+  // d2l's valid_lens.
+  Tensor valid_lens{};
+  // bool, (B, n_k): true marks a padding key to hide (PyTorch's key_padding_mask).
+  Tensor key_padding_mask{};
+  // Query i sees keys j <= i only.
+  bool causal = false;
+
+  bool empty() const { return !valid_lens.defined() && !key_padding_mask.defined() && !causal; }
+  // Throws ShapeError or DTypeError from `op` unless the parts fit a batch of B sequences of n_q queries
+  // and n_k keys.
+  void check(std::string_view op, int64_t batch, int64_t n_q, int64_t n_k) const;
+  // The mask as a bool tensor (B or 1, n_q or 1, n_k), true where a key is hidden; undefined if empty().
+  Tensor to_tensor(int64_t batch, int64_t n_q, int64_t n_k) const;
+};
+
+struct AttentionForward {
+  Tensor output;   // (…, n_q, d_v)
+  Tensor weights;  // (…, n_q, n_k): softmax of the masked scores, before dropout
+};
+
+// q (…, n_q, d), k (…, n_k, d), v (…, n_k, d_v), the same leading dimensions (B first, for the mask).
+// Dropout with probability `dropout` (0 for none) on the weights, its mask given by `seed`.
+AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                   const AttentionMask& mask, double scale, double dropout, uint64_t seed);
+
+struct AttentionGradients {
+  Tensor q, k, v;  // undefined where not asked for
+};
+
+// The gradients for the forward above, from dO (…, n_q, d_v) and the forward's weights; the mask needs no
+// repeating (masked weights are 0, so are their gradients). `needs` says which of q, k, v to compute.
+AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q, const Tensor& k,
+                                      const Tensor& v, const Tensor& weights, double scale, double dropout,
+                                      uint64_t seed, std::array<bool, 3> needs);
+
+}  // namespace minigrad
