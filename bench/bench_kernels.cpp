@@ -9,45 +9,21 @@
 #include <cblas.h>
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
 
+#include "bench/timing.h"
 #include "minigrad.h"
 
 using namespace minigrad;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Seconds per call of f: runs f in batches of about `batch_seconds`, returns the median batch's average.
-double seconds_per_call(const std::function<void()>& f, double batch_seconds, int batches) {
-  f();  // warm up: page in buffers, start thread pools
-  int reps = 1;
-  for (;;) {  // size a batch
-    const auto t0 = Clock::now();
-    for (int i = 0; i < reps; ++i) f();
-    const double t = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (t >= batch_seconds / 4 || reps > (1 << 24)) {
-      reps = std::max(1, static_cast<int>(reps * batch_seconds / std::max(t, 1e-9)));
-      break;
-    }
-    reps *= 4;
-  }
-  std::vector<double> per_call;
-  for (int b = 0; b < batches; ++b) {
-    const auto t0 = Clock::now();
-    for (int i = 0; i < reps; ++i) f();
-    per_call.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / reps);
-  }
-  std::nth_element(per_call.begin(), per_call.begin() + batches / 2, per_call.end());
-  return per_call[batches / 2];
-}
+using bench::median;
+using bench::seconds_per_call;
 
 // Times `a` and `b` alternately, so that both see the same machine load, and returns both medians.
 std::pair<double, double> interleaved(const std::function<void()>& a, const std::function<void()>& b,
@@ -57,9 +33,7 @@ std::pair<double, double> interleaved(const std::function<void()>& a, const std:
     ta.push_back(seconds_per_call(a, batch_seconds, 1));
     tb.push_back(seconds_per_call(b, batch_seconds, 1));
   }
-  std::nth_element(ta.begin(), ta.begin() + rounds / 2, ta.end());
-  std::nth_element(tb.begin(), tb.begin() + rounds / 2, tb.end());
-  return {ta[rounds / 2], tb[rounds / 2]};
+  return {median(ta), median(tb)};
 }
 
 void bench_matmul(double batch_seconds, int rounds) {
