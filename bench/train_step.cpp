@@ -152,9 +152,11 @@ std::string loaded_blas() {
   return out.empty() ? "none" : out;
 }
 
-void run_train_steps(const std::string& name, const Config& c, int steps, int warmup, uint64_t seed) {
+void run_train_steps(const std::string& name, const Config& c, int steps, int warmup, uint64_t seed,
+                     AttentionKernel kernel) {
   manual_seed(seed);  // initial weights and dropout masks
   EncoderClassifier model(c);
+  nn::set_attention_kernel(model, kernel);
   optim::Adam optimizer(model.named_parameters(), {.lr = kLearningRate});
   Generator data_rng(seed + 1);
   const std::vector<Batch> batches = random_batches(c, data_rng);
@@ -189,13 +191,15 @@ void run_train_steps(const std::string& name, const Config& c, int steps, int wa
   const double faults = double((after.ru_minflt + after.ru_majflt) - (before.ru_minflt + before.ru_majflt));
   const double flops = matmul_flops_per_step(c);
   std::printf(
-      "result impl=minigrad config=%s threads=%d d=%lld heads=%lld ffn=%lld layers=%lld seq=%lld batch=%lld "
+      "result impl=minigrad config=%s attention=%s threads=%d d=%lld heads=%lld ffn=%lld layers=%lld "
+      "seq=%lld batch=%lld "
       "steps=%d warmup=%d ms_per_step=%.2f ms_mean=%.2f tokens_per_s=%.0f peak_rss_mb=%.1f "
       "faults_per_step=%.1f step_gflop=%.4f matmul_gflops=%.2f params=%lld loss0=%.4f blas=%s\n",
-      name.c_str(), num_threads(), (long long)c.d, (long long)c.heads, (long long)c.ffn, (long long)c.layers,
-      (long long)c.seq, (long long)c.batch, steps, warmup, med * 1e3, mean * 1e3,
-      double(c.batch * c.seq) / med, double(after.ru_maxrss) / 1024.0, faults / double(steps), flops / 1e9,
-      flops / med / 1e9, (long long)model.parameter_count(), loss0, loaded_blas().c_str());
+      name.c_str(), kernel == AttentionKernel::Fused ? "fused" : "composed", num_threads(), (long long)c.d,
+      (long long)c.heads, (long long)c.ffn, (long long)c.layers, (long long)c.seq, (long long)c.batch, steps,
+      warmup, med * 1e3, mean * 1e3, double(c.batch * c.seq) / med, double(after.ru_maxrss) / 1024.0,
+      faults / double(steps), flops / 1e9, flops / med / 1e9, (long long)model.parameter_count(), loss0,
+      loaded_blas().c_str());
 }
 
 // The best rate of a raw cblas_sgemm on square float32 matrices of a few sizes, at this thread count.
@@ -232,6 +236,7 @@ int main(int argc, char** argv) {
   int steps = 10, warmup = 2, threads = 0;
   uint64_t seed = 0;
   bool sgemm_peak = false;
+  std::string attention = "fused";
   app.add_option("--config", config,
                  "A (128,4,512,2,128,32), B (64,4,256,2,64,16), C (256,8,1024,2,256,32), "
                  "S (64,2,128,1,512,64): (d, heads, ffn, layers, seq, batch)")
@@ -246,6 +251,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "Threads (default: MINIGRAD_NUM_THREADS, else all cores)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--seed", seed, "Seed of the weights, dropout masks and batches")->capture_default_str();
+  app.add_option("--attention", attention,
+                 "The attention kernel: fused (the default) or composed (the reference)")
+      ->check(CLI::IsMember({"fused", "composed"}))
+      ->capture_default_str();
   app.add_flag("--sgemm-peak", sgemm_peak,
                "Time raw cblas_sgemm (square 512, 1024, 2048) instead; print the best");
   CLI11_PARSE(app, argc, argv);
@@ -254,7 +263,8 @@ int main(int argc, char** argv) {
   if (sgemm_peak) {
     run_sgemm_peak();
   } else {
-    run_train_steps(config, kConfigs.at(config), steps, warmup, seed);
+    run_train_steps(config, kConfigs.at(config), steps, warmup, seed,
+                    attention == "fused" ? AttentionKernel::Fused : AttentionKernel::Composed);
   }
   return 0;
 }
