@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "tensor/elementwise.h"
@@ -95,9 +97,10 @@ int64_t rows_per_block(int64_t n_q, int64_t n_k, size_t element_size) {
                              std::max<int64_t>(n_q, 1));
 }
 
-// An operand as BLAS reads it: group g's matrix starts at base + offset(g), its rows row_stride apart, each
-// row contiguous. Multi-head attention's queries, keys and values are (B, h, n, head) views of
-// (B, n, h·head) projections; read in place, with the row stride h·head, they need no copy.
+// An operand as BLAS reads (or writes) it: group g's matrix starts at base + offset(g), its rows row_stride
+// apart, each row contiguous. Multi-head attention's queries, keys and values are (B, h, n, head) views of
+// (B, n, h·head) projections; read in place, with the row stride h·head, they need no copy. T is const for
+// an input; an output must already have contiguous rows (laid_out_like makes it so).
 template <typename T>
 class Matrices {
  public:
@@ -111,10 +114,10 @@ class Matrices {
       lead_strides_ = Shape(std::span<const int64_t>(tensor_.strides().begin(), r - 2));
       row_stride = tensor_.strides()[r - 2];
     }
-    base_ = tensor_.data_ptr<const T>();
+    base_ = tensor_.data_ptr<std::remove_const_t<T>>();
   }
 
-  const T* group(int64_t g) const {
+  T* group(int64_t g) const {
     int64_t offset = 0;
     for (int d = lead_shape_.rank() - 1; d >= 0; --d) {
       offset += (g % lead_shape_[d]) * lead_strides_[d];
@@ -128,8 +131,26 @@ class Matrices {
  private:
   Tensor tensor_;
   Shape lead_shape_, lead_strides_;
-  const T* base_ = nullptr;
+  T* base_ = nullptr;
 };
+
+// An uninitialised tensor of `shape` whose dimensions lie in memory in the order of `like`'s (by stride),
+// its last dimension innermost. The output and gradients of multi-head attention thus come out in the
+// (B, n, h, head) order of the projections, so that merging the heads back is a view, not a copy.
+Tensor laid_out_like(const Tensor& like, const Shape& shape, DType dtype) {
+  const int r = like.rank();
+  std::vector<int> order(r);  // dimensions from outermost to innermost in memory
+  for (int d = 0; d < r; ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return like.strides()[a] > like.strides()[b]; });
+  if (order.back() != r - 1) return Tensor::empty(shape, dtype);  // an unusual layout: plain row-major
+  Shape physical, inverse = Shape::filled(r, 0);
+  for (int i = 0; i < r; ++i) {
+    physical.push_back(shape[order[i]]);
+    inverse[order[i]] = i;
+  }
+  return Tensor::empty(physical, dtype).permute(inverse);
+}
 
 // Sets the hidden scores of query i's row (of batch element b) to -inf, from the mask's description.
 template <typename T>
@@ -179,12 +200,12 @@ AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tenso
     return {Tensor::zeros(output_shape, q.dtype()), Tensor::zeros(weights_shape, q.dtype())};
   }
   // Every element of both is written below.
-  AttentionForward result{Tensor::empty(output_shape, q.dtype()), Tensor::empty(weights_shape, q.dtype())};
+  AttentionForward result{laid_out_like(q, output_shape, q.dtype()), Tensor::empty(weights_shape, q.dtype())};
   const DropoutMask drop(dropout, seed);
   dispatch_float(q.dtype(), kOp, [&]<typename T>() {
     const RowMask<T> row_mask(mask, s.n_q, s.n_k);
-    const Matrices<T> Q(q), K(k), V(v);
-    T* O = result.output.data_ptr<T>();
+    const Matrices<const T> Q(q), K(k), V(v);
+    const Matrices<T> O(result.output);
     T* W = result.weights.data_ptr<T>();
     const int64_t block = rows_per_block(s.n_q, s.n_k, sizeof(T));
     parallel_for(s.groups, s.n_q * s.n_k * (s.d + s.d_v), [&](int64_t begin, int64_t end) {
@@ -210,7 +231,7 @@ AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tenso
             Pd = dropped.data();
           }
           gemm(false, false, rows, s.d_v, s.n_k, T(1), Pd, s.n_k, Vg, V.row_stride, T(0),
-               O + (g * s.n_q + i0) * s.d_v, s.d_v);
+               O.group(g) + i0 * O.row_stride, O.row_stride);
         }
       }
     });
@@ -231,23 +252,22 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
   // Every element is written below (dK and dV by their first block of queries), unless a size is 0.
   const bool empty_sizes = s.groups == 0 || s.n_q == 0 || s.n_k == 0;
   auto gradient_like = [&](const Tensor& t) {
-    return empty_sizes ? Tensor::zeros(t.shape(), t.dtype()) : Tensor::empty(t.shape(), t.dtype());
+    return empty_sizes ? Tensor::zeros(t.shape(), t.dtype()) : laid_out_like(t, t.shape(), t.dtype());
   };
   AttentionGradients grads;
-  if (needs[0]) grads.q = gradient_like(q);  // contiguous, whatever q's layout
+  if (needs[0]) grads.q = gradient_like(q);  // laid out like the input
   if (needs[1]) grads.k = gradient_like(k);
   if (needs[2]) grads.v = gradient_like(v);
   if (empty_sizes) return grads;
-  const Tensor go = grad_output.contiguous(), wc = weights.contiguous();
+  const Tensor wc = weights.contiguous();
   const DropoutMask drop(dropout, seed);
   const bool scores_needed = needs[0] || needs[1];
   dispatch_float(q.dtype(), kOp, [&]<typename T>() {
-    const Matrices<T> Q(q), K(k), V(v);
-    const T* dO = go.data_ptr<const T>();
+    const Matrices<const T> Q(q), K(k), V(v), dO(grad_output);
     const T* W = wc.data_ptr<const T>();
-    T* dQ = needs[0] ? grads.q.data_ptr<T>() : nullptr;
-    T* dK = needs[1] ? grads.k.data_ptr<T>() : nullptr;
-    T* dV = needs[2] ? grads.v.data_ptr<T>() : nullptr;
+    const std::optional<Matrices<T>> dQ = needs[0] ? std::optional(Matrices<T>(grads.q)) : std::nullopt;
+    const std::optional<Matrices<T>> dK = needs[1] ? std::optional(Matrices<T>(grads.k)) : std::nullopt;
+    const std::optional<Matrices<T>> dV = needs[2] ? std::optional(Matrices<T>(grads.v)) : std::nullopt;
     const int64_t block = rows_per_block(s.n_q, s.n_k, sizeof(T));
     parallel_for(s.groups, 2 * s.n_q * s.n_k * (s.d + s.d_v), [&](int64_t begin, int64_t end) {
       std::vector<T> dropped(needs[2] && dropout > 0 ? block * s.n_k : 0);  // Pd for this block
@@ -257,7 +277,7 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
           const int64_t rows = std::min(block, s.n_q - i0);
           const int64_t first = (g * s.n_q + i0) * s.n_k;
           const T* P = W + first;
-          const T* dO_block = dO + (g * s.n_q + i0) * s.d_v;
+          const T* dO_block = dO.group(g) + i0 * dO.row_stride;
           const T* Q_block = Q.group(g) + i0 * Q.row_stride;
           const T accumulate = i0 == 0 ? T(0) : T(1);  // dK and dV sum over the blocks of queries
           if (needs[2]) {                              // dV += Pdᵀ·dO
@@ -266,14 +286,14 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
               drop.apply(P, dropped.data(), first, rows * s.n_k);
               Pd = dropped.data();
             }
-            gemm(true, false, s.n_k, s.d_v, rows, T(1), Pd, s.n_k, dO_block, s.d_v, accumulate,
-                 dV + g * s.n_k * s.d_v, s.d_v);
+            gemm(true, false, s.n_k, s.d_v, rows, T(1), Pd, s.n_k, dO_block, dO.row_stride, accumulate,
+                 dV->group(g), dV->row_stride);
           }
           if (!scores_needed) continue;
           T* D = dS.data();
           // dPd = dO·Vᵀ, then dP = dropout(dPd) with the forward's mask
-          gemm(false, true, rows, s.n_k, s.d_v, T(1), dO_block, s.d_v, V.group(g), V.row_stride, T(0), D,
-               s.n_k);
+          gemm(false, true, rows, s.n_k, s.d_v, T(1), dO_block, dO.row_stride, V.group(g), V.row_stride, T(0),
+               D, s.n_k);
           if (dropout > 0) drop.apply(D, D, first, rows * s.n_k);
           // softmax's backward per row: dS = P ⊙ (dP - Σ dP ⊙ P)
           for (int64_t r = 0; r < rows; ++r) {
@@ -285,11 +305,11 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
           }
           if (needs[0]) {  // dQ = scale · dS·K
             gemm(false, false, rows, s.d, s.n_k, T(scale), D, s.n_k, K.group(g), K.row_stride, T(0),
-                 dQ + (g * s.n_q + i0) * s.d, s.d);
+                 dQ->group(g) + i0 * dQ->row_stride, dQ->row_stride);
           }
           if (needs[1]) {  // dK += scale · dSᵀ·Q
             gemm(true, false, s.n_k, s.d, rows, T(scale), D, s.n_k, Q_block, Q.row_stride, accumulate,
-                 dK + g * s.n_k * s.d, s.d);
+                 dK->group(g), dK->row_stride);
           }
         }
       }

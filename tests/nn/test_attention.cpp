@@ -213,6 +213,35 @@ BOOST_AUTO_TEST_CASE(fused_and_composed_kernels_agree_for_every_mask_kind) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(multi_head_views_are_read_in_place_and_results_keep_their_layout) {
+  // Q, K, V as multi-head attention makes them: (B, h, n, head) views of (B, n, h, head) tensors. The fused
+  // kernel reads them in place and writes its output and gradients in the same (B, n, h, head) order, so
+  // that merging the heads back is a view; the numbers are the composed kernel's.
+  Generator gen(8);
+  auto heads_view = [&](int64_t n, int64_t width) {
+    return Tensor::normal({2, n, 3, width}, 0, 1, DType::Float64, &gen).permute({0, 2, 1, 3});
+  };
+  const Tensor q = heads_view(5, 4), k = heads_view(7, 4), v = heads_view(7, 6);
+  const Tensor g = heads_view(5, 6);
+  const AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({7, 3}, {2}), .causal = true};
+  Variable vq(q, true), vk(k, true), vv(v, true);
+  AttentionResult fused = scaled_dot_product_attention(
+      vq, vk, vv, {.mask = mask, .dropout = 0.2, .seed = 99});  // run_kernel's seed
+  fused.output.backward(g);
+  const KernelRun composed = run_kernel(AttentionKernel::Composed, q, k, v, g, mask, 0.2);
+  BOOST_TEST(max_difference(fused.output.data(), composed.output) <= 1e-12);
+  BOOST_TEST(max_difference(vq.grad(), composed.dq) <= 1e-12);
+  BOOST_TEST(max_difference(vk.grad(), composed.dk) <= 1e-12);
+  BOOST_TEST(max_difference(vv.grad(), composed.dv) <= 1e-12);
+  BOOST_TEST(fused.output.data().permute({0, 2, 1, 3}).is_contiguous());
+  // (A leaf's .grad is a copy; the kernel's own gradients keep the layout.)
+  const AttentionGradients grads =
+      attention_backward(g, q, k, v, fused.weights, 0.5, 0.2, 99, {true, true, true});
+  BOOST_TEST(grads.q.permute({0, 2, 1, 3}).is_contiguous());
+  BOOST_TEST(grads.k.permute({0, 2, 1, 3}).is_contiguous());
+  BOOST_TEST(grads.v.permute({0, 2, 1, 3}).is_contiguous());
+}
+
 BOOST_AUTO_TEST_CASE(fully_masked_rows_and_nans_behave_as_in_softmax) {
   Generator gen(2);
   const Tensor k = Tensor::normal({2, 4, 3}, 0, 1, DType::Float64, &gen);
