@@ -3,7 +3,7 @@
 //
 //   arithmetic.cpp  add sub mul div neg, scalar forms, pow
 //   unary.cpp       exp log sqrt tanh sigmoid relu gelu
-//   matmul.cpp      matmul
+//   matmul.cpp      matmul linear
 //   shape_ops.cpp   reshape transpose permute slice concat unsqueeze squeeze expand sum_to
 //   reduce_ops.cpp  sum mean max
 //   softmax_ops.cpp softmax log_softmax masked_fill
@@ -47,6 +47,8 @@ Variable gelu(const Variable& x);  // exact: x·Φ(x)
 // ---- linear algebra ----
 // [M,K] @ [K,N] -> [M,N]; batched for rank > 2, with batch dimensions broadcast.
 Variable matmul(const Variable& a, const Variable& b);
+// x·Wᵀ + b (PyTorch's F.linear) for x (..., in), weight (out, in), bias (out) or undefined (no bias).
+Variable linear(const Variable& x, const Variable& weight, const Variable& bias);
 
 // ---- shape ----
 Variable reshape(const Variable& x, const Shape& shape);

@@ -38,4 +38,23 @@ Variable matmul(const Variable& a, const Variable& b) {
                }});
 }
 
+Variable linear(const Variable& x, const Variable& weight, const Variable& bias) {
+  if (!x.defined() || !weight.defined()) throw ValueError("linear", "an operand is undefined");
+  if (!bias.defined()) return matmul(x, transpose(weight, 0, 1));
+  // dL/dx needs W, dL/dW needs x; the bias's gradient needs neither.
+  return record("linear", linear(x.data(), weight.data(), bias.data()), {x, weight, bias},
+                [sx = save_if(x, weight.requires_grad()), sw = save_if(weight, x.requires_grad()),
+                 shape_x = x.shape()]<typename G>(const G& g, NeedsGrad needs) {  // g: (..., out)
+                  const int64_t out = g.shape().back(), in = shape_x.back();
+                  GradsOf<G> grads(3);
+                  if (needs[0]) grads[0] = matmul(g, sw.as<G>());  // g·W: (..., in)
+                  if (needs[1]) {                                  // gᵀ·x over all rows at once: (out, in)
+                    grads[1] = matmul(transpose(reshape(g, {-1, out}), 0, 1), reshape(sx.as<G>(), {-1, in}));
+                  }
+                  if (needs[2])
+                    grads[2] = sum_to(g, Shape{out});  // each output's bias gets the sum over its rows
+                  return grads;
+                });
+}
+
 }  // namespace minigrad

@@ -26,9 +26,9 @@ Variable Linear::forward(const Variable& x) const {
     throw ShapeError(
         "Linear", "expects input (..., " + std::to_string(options.in_features) + "), got " + x.shape().str());
   }
-  // x·Wᵀ: the transpose is a view, which BLAS reads with its transpose flag.
-  const Variable y = matmul(x, transpose(weight, 0, 1));
-  return bias.defined() ? y + bias : y;
+  // x·Wᵀ + b in one op: the transpose is a view, which BLAS reads with its transpose flag, and the bias is
+  // the output's starting value, onto which BLAS adds the product.
+  return linear(x, weight, bias);
 }
 
 std::string Linear::extra_repr() const {

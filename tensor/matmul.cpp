@@ -39,6 +39,38 @@ void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int
 
 }  // namespace
 
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (!x.defined() || !weight.defined() || !bias.defined())
+    throw ValueError("linear", "an operand is undefined");
+  if (x.rank() < 1 || weight.rank() != 2 || x.shape().back() != weight.shape()[1] ||
+      bias.shape() != Shape{weight.shape()[0]}) {
+    throw ShapeError("linear", "expects x (..., in), weight (out, in) and bias (out), got " +
+                                   x.shape().str() + ", " + weight.shape().str() + " and " +
+                                   bias.shape().str());
+  }
+  if (!is_floating(x.dtype()) || weight.dtype() != x.dtype() || bias.dtype() != x.dtype()) {
+    throw DTypeError("linear", "expects three float32 or three float64 tensors, got " +
+                                   std::string(dtype_name(x.dtype())) + ", " +
+                                   std::string(dtype_name(weight.dtype())) + " and " +
+                                   std::string(dtype_name(bias.dtype())));
+  }
+  const int64_t in = weight.shape()[1], out_features = weight.shape()[0];
+  Shape out_shape = x.shape();
+  out_shape[out_shape.rank() - 1] = out_features;
+  const Tensor rows = x.contiguous().reshape({-1, in});  // (M, in)
+  const int64_t m = rows.shape()[0];
+  // every row starts as the bias; a clone, never a view (with one row, the expand alone is "contiguous")
+  Tensor out = bias.expand({m, out_features}).clone();
+  if (m == 0 || in == 0) return out.reshape(out_shape);
+  num_threads();  // make sure OpenBLAS has been given minigrad's thread setting
+  const BlasOperand W = as_blas_operand(weight.t());  // Wᵀ (in, out): W read with the transpose flag
+  dispatch_float(x.dtype(), "linear", [&]<typename T>() {
+    gemm(false, W.trans == CblasTrans, m, out_features, in, T(1), rows.data_ptr<const T>(), in,
+         W.tensor.data_ptr<const T>(), W.ld, T(1), out.data_ptr<T>(), out_features);
+  });
+  return out.reshape(out_shape);
+}
+
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,

@@ -14,6 +14,11 @@ namespace minigrad {
 
 Tensor matmul(const Tensor& a, const Tensor& b);
 
+// x·Wᵀ + b, PyTorch's F.linear: x (..., in), weight (out, in), bias (out) -> (..., out). The bias is
+// written into the output rows first and BLAS adds the product onto it (beta = 1): one pass over the
+// output fewer than matmul then add, and none for BLAS's zeroing of it.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
 // C = alpha·op(A)·op(B) + beta·C on raw row-major buffers (cblas_sgemm / cblas_dgemm), op(X) being X or
 // Xᵀ: for kernels that tile their own products (tensor/attention.cpp). A is m x k after op, B k x n,
 // C m x n; lda, ldb, ldc are the row strides of the buffers as stored.

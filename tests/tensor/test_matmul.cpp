@@ -92,3 +92,27 @@ BOOST_AUTO_TEST_CASE(errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(linear_op)
+
+BOOST_AUTO_TEST_CASE(linear_is_matmul_plus_bias_and_leaves_the_bias_alone) {
+  Generator g(6);
+  const Tensor w = Tensor::normal({5, 3}, 0, 1, DType::Float64, &g);
+  const Tensor b = Tensor::normal({5}, 0, 1, DType::Float64, &g);
+  const std::vector<double> bias_before = b.to_vector();
+  // One row (where the bias broadcast to the output is itself "contiguous"), a batch, and 3-D input.
+  for (const Shape& shape : {Shape{1, 3}, Shape{4, 3}, Shape{2, 7, 3}, Shape{3}}) {
+    const Tensor x = Tensor::normal(shape, 0, 1, DType::Float64, &g);
+    const Tensor expected = add(matmul(x.rank() == 1 ? x.unsqueeze(0) : x, w.t()), b);
+    const Tensor actual = linear(x, w, b);
+    BOOST_TEST(max(abs(sub(actual.reshape(expected.shape()), expected))).item() < 1e-12, shape.str());
+    BOOST_TEST(b.to_vector() == bias_before, shape.str());  // the product was not added into the bias
+  }
+  expect_error<ShapeError>(
+      [&] {
+        linear(Tensor::ones({2, 4}, DType::Float64), w, b);
+      },
+      "linear: expects x (..., in), weight (out, in) and bias (out), got [2,4], [5,3] and [5]");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
