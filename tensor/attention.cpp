@@ -300,7 +300,9 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
             const T* p = P + r * s.n_k;
             T* d = D + r * s.n_k;
             T dot = 0;
+#pragma omp simd reduction(+ : dot)  // (a sum in any order: lets the compiler vectorize it)
             for (int64_t j = 0; j < s.n_k; ++j) dot += d[j] * p[j];
+#pragma omp simd
             for (int64_t j = 0; j < s.n_k; ++j) d[j] = p[j] * (d[j] - dot);
           }
           if (needs[0]) {  // dQ = scale · dS·K
