@@ -1,8 +1,5 @@
 #include "nn/attention.h"
 
-#include <cmath>
-#include <limits>
-
 #include "autograd/functions.h"
 #include "tensor/ops.h"
 
