@@ -11,7 +11,8 @@ namespace {
 // looked row r up (a scatter-add). The padding row stays a constant (zero) vector: it must not learn
 // from the positions it pads.
 Tensor scatter_rows(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t dim, int64_t padding_idx) {
-  Tensor gw = index_add(Tensor::zeros({vocab, dim}, g.dtype()), 0, ids, g.reshape({-1, dim}));
+  Tensor gw = Tensor::zeros({vocab, dim}, g.dtype());
+  index_add_(gw, 0, ids, g.reshape({-1, dim}));
   if (padding_idx >= 0 && padding_idx < vocab) gw.select(0, padding_idx).zero_();
   return gw;
 }

@@ -52,7 +52,16 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
+  if (!x.defined()) throw ValueError("index_add", "an operand is undefined");
+  Tensor out = x.clone();
+  index_add_(out, dim, index, source);
+  return out;
+}
+
+void index_add_(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& source) {
+  const Tensor& x = out;
   if (!x.defined() || !source.defined()) throw ValueError("index_add", "an operand is undefined");
+  if (!x.is_contiguous()) throw ValueError("index_add_", "adds into a contiguous tensor only");
   const int d = normalize_dim("index_add", dim, x.rank());
   const Tensor idx = checked_index("index_add", x, d, index);
   Shape expected = x.shape();
@@ -66,7 +75,6 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
     throw DTypeError("index_add", "dtypes " + std::string(dtype_name(x.dtype())) + " and " +
                                       std::string(dtype_name(source.dtype())) + " differ");
   }
-  Tensor out = x.clone();
   const Tensor src = source.contiguous();
   const auto [outer, size, inner] = split_around(x.shape(), d);
   const int64_t count = idx.numel();
@@ -86,7 +94,7 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
       }
     });
   });
-  return out;
+  out.bump_version();
 }
 
 }  // namespace minigrad

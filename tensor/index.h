@@ -15,5 +15,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 // A copy of x with source[..., i, ...] added to x[..., index[i], ...]; repeated indices add up.
 // source has x's shape with size index.numel() at `dim`.
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
+// The same, into x itself (PyTorch's x.index_add_): an embedding's gradient adds into a table it has just
+// zeroed, which a copy would only write twice. x must be contiguous.
+void index_add_(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
 
 }  // namespace minigrad

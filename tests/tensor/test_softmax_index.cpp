@@ -79,6 +79,13 @@ BOOST_AUTO_TEST_CASE(index_add_sums_repeated_indices) {
       [&] { index_add(base, 0, Tensor::from_vector<int64_t>({0}, {1}), src); },
       "index_add: source of shape [3,2] does not match [1,2] (x's shape with the index's length "
       "at dim 0)");
+  // In place: the same sums, added to what x holds.
+  const Tensor into = Tensor::ones({3, 2});
+  index_add_(into, 0, Tensor::from_vector<int64_t>({2, 0, 2}, {3}), src);
+  expect_equal(into, {4, 5, 1, 1, 7, 9});
+  expect_error<ValueError>(
+      [&] { index_add_(into.transpose(0, 1), 1, Tensor::from_vector<int64_t>({0}, {1}), src); },
+      "index_add_: adds into a contiguous tensor only");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
