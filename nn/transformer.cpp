@@ -82,14 +82,25 @@ TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : 
 }
 
 Variable TransformerEncoder::forward(const Tensor& tokens, const AttentionMask& mask) {
+  return encode(embed(tokens), mask);
+}
+
+Variable TransformerEncoder::embed(const Tensor& tokens) {
   if (tokens.rank() != 2)
     throw ShapeError("TransformerEncoder", "expects tokens (B, T), got " + tokens.shape().str());
   // d2l and Vaswani et al. scale the embedding by √d before adding the positional encoding, whose entries
   // lie in [-1, 1], so that the two are of comparable size when summed.
-  Variable x =
-      pos_encoding->forward(embedding->forward(tokens) * std::sqrt(static_cast<double>(options.num_hiddens)));
-  for (const auto& layer : layer_list) x = layer->forward(x, mask);
-  return final_norm ? final_norm->forward(x) : x;
+  return embedding->forward(tokens) * std::sqrt(static_cast<double>(options.num_hiddens));
+}
+
+Variable TransformerEncoder::encode(const Variable& x, const AttentionMask& mask) {
+  if (x.rank() != 3 || x.shape()[2] != options.num_hiddens) {
+    throw ShapeError("TransformerEncoder",
+                     "expects x (B, T, " + std::to_string(options.num_hiddens) + "), got " + x.shape().str());
+  }
+  Variable h = pos_encoding->forward(x);
+  for (const auto& layer : layer_list) h = layer->forward(h, mask);
+  return final_norm ? final_norm->forward(h) : h;
 }
 
 std::vector<Tensor> TransformerEncoder::attention_weights() const {

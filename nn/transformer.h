@@ -120,7 +120,15 @@ class TransformerEncoder : public Module {
   explicit TransformerEncoder(const TransformerEncoderOptions& options);
 
   // tokens (B, T) int64 -> (B, T, num_hiddens); the mask (typically valid_lens) is passed to every layer.
+  // The same as encode(embed(tokens), mask).
   Variable forward(const Tensor& tokens, const AttentionMask& mask = {});
+
+  // The two halves of forward, for a model that adds something of its own to the token embeddings
+  // before the layers see them (as PyTorch's nn.TransformerEncoder, which takes embeddings):
+  //   embed:  tokens (B, T) int64 -> Embedding(tokens)·√d, (B, T, num_hiddens), before the positions
+  //   encode: x (B, T, num_hiddens) -> + PositionalEncoding -> the layers -> (B, T, num_hiddens)
+  Variable embed(const Tensor& tokens);
+  Variable encode(const Variable& x, const AttentionMask& mask = {});
 
   // Each layer's per-head attention weights from the last forward pass: (B, num_heads, T, T).
   std::vector<Tensor> attention_weights() const;

@@ -56,6 +56,14 @@ class Progress {
     }
   }
 
+  // A line of its own between updates (an epoch's summary); on a terminal it replaces the bar, which the
+  // next update draws again below it.
+  void message(const std::string& text) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    if (interactive_) out_ << "\r\033[K";
+    out_ << "[" << clock_text(elapsed) << "] " << text << "\n" << std::flush;
+  }
+
  private:
   std::ostream& out_;
   bool interactive_;

@@ -96,7 +96,30 @@ struct TrainArgs {
   int64_t train_limit = -1;  // < 0: all
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint folder saved with --checkpoint-every
+  std::string plot;    // the per-epoch curves, as a PNG; "" for <out>-training.png
 };
+
+// Training and validation loss and accuracy after each epoch, as a PNG.
+void plot_epochs(const std::string& path, const TrainingLog& log) {
+  std::vector<double> epochs, validation_loss, validation_accuracy;
+  for (size_t e = 0; e < log.epoch_validation.size(); ++e) {
+    epochs.push_back(static_cast<double>(e + 1));
+    validation_loss.push_back(log.epoch_validation[e].loss);
+    validation_accuracy.push_back(log.epoch_validation[e].accuracy);
+  }
+  const std::vector<double> training_loss(log.epoch_loss.begin(), log.epoch_loss.begin() + epochs.size());
+  const std::vector<double> training_accuracy(log.epoch_accuracy.begin(),
+                                              log.epoch_accuracy.begin() + epochs.size());
+  plot::line_plot(path,
+                  {{.label = "training loss", .x = epochs, .y = training_loss, .dashed = true},
+                   {.label = "validation loss", .x = epochs, .y = validation_loss},
+                   {.label = "training accuracy", .x = epochs, .y = training_accuracy, .dashed = true},
+                   {.label = "validation accuracy", .x = epochs, .y = validation_accuracy}},
+                  {.title = "IMDB sentiment: loss and accuracy per epoch",
+                   .x_label = "epoch",
+                   .y_label = "loss (cross-entropy) / accuracy",
+                   .legend_left = true});
+}
 
 // The fields of two configurations that differ, "lr 0.002 -> 0.001, epochs 2 -> 3", or "".
 std::string differences(const Config& saved, const Config& asked) {
@@ -121,6 +144,8 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   if (root) {
     check_folder_writable("train --out", args.out_dir);
     lock.emplace(args.out_dir);  // a second run into the same folder stops here
+    if (config.validation > 0)
+      check_file_writable("train --plot", args.plot.empty() ? args.out_dir + "-training.png" : args.plot);
   }
   std::optional<SafetensorsFile> resume_state;
   const std::string resume_file =
@@ -140,6 +165,12 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   std::ostream& out = root ? std::cout : silent;  // only rank 0 reports
   LoadReport train_set = load_imdb_split(args.data, "train");
   if (root) warn_skipped(train_set, "training files");
+  // Held out first, from the whole training split, so that --train-limit does not change which reviews
+  // validate; the vocabulary is then built from the training part alone.
+  Split split = train_set.reviews.empty()
+                    ? Split{}  // refused below, saying there is nothing to train on
+                    : hold_out(train_set.reviews, config.validation, config.validation_seed);
+  train_set.reviews = std::move(split.training);
   LoadReport test_set;
   if (args.evaluate_test) {  // read now: a missing test split must not surface after training
     test_set = load_imdb_split(args.data, "test");
@@ -172,6 +203,7 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
                                       std::to_string(vocabulary.size()) + " built from " + args.data + ")");
   }
   const std::vector<Example> examples = encode(train_set.reviews, vocabulary, config.max_len);
+  const std::vector<Example> validation = encode(split.validation, vocabulary, config.max_len);
   Checkpoint checkpoint =
       resumed ? std::move(*resumed)
               : Checkpoint{config, vocabulary, std::make_shared<SentimentModel>(config, vocabulary.size())};
@@ -179,7 +211,8 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   // Dropout differs between ranks (each sees other examples) and is reproducible from the seed.
   if (ranks.world > 1)
     default_generator().seed_with(config.seed * 1000003 + static_cast<uint64_t>(ranks.rank) + 1);
-  out << "training on " << examples.size() << " reviews: vocabulary " << vocabulary.size() << " tokens, "
+  out << "training on " << examples.size() << " reviews (" << validation.size()
+      << " held out for validation): vocabulary " << vocabulary.size() << " tokens, "
       << checkpoint.model->parameter_count() << " parameters, " << ranks.world << " process(es) x "
       << num_threads() << " thread(s)" << (resume_state ? ", resuming from " + args.resume : "") << "\n";
   out << "config: " << config.to_json().dump() << "\n" << std::flush;
@@ -193,7 +226,8 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
                                  },
                              .resume = resume_state ? &*resume_state : nullptr,
                              .resume_source = resume_file,
-                             .ranks = ranks};
+                             .ranks = ranks,
+                             .validation = validation.empty() ? nullptr : &validation};
   // Time in collectives during training only: the broadcast above also waits for the slowest rank to
   // finish reading the data.
   const double collective_before = parallel.collective_seconds();
@@ -212,6 +246,12 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
                     "% of rank 0's training time in MPI collectives (waiting for the other ranks included)"
               : std::string())
       << "; saved " << args.out_dir << "/{model.safetensors,config.json,vocab.json}\n";
+  if (root && !log.epoch_validation.empty()) {
+    const std::string plot = args.plot.empty() ? args.out_dir + "-training.png" : args.plot;
+    plot_epochs(plot, log);
+    out << "validation accuracy " << std::setprecision(4) << log.epoch_validation.back().accuracy << " (loss "
+        << log.epoch_validation.back().loss << ") after the last epoch; per epoch in " << plot << "\n";
+  }
   if (args.evaluate_test) {
     const Evaluation e =
         evaluate(*checkpoint.model, encode(test_set.reviews, vocabulary, config.max_len), 64, ranks);
@@ -304,6 +344,23 @@ int main(int argc, char** argv) {
   train->add_option("--min-freq", config.min_freq, "Least count for a token to get its own id")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
+  train
+      ->add_option("--validation", config.validation,
+                   "Training reviews held out for validation (half of each label); 0: none")
+      ->check(CLI::Range(0, 10000000))
+      ->capture_default_str();
+  train->add_option("--validation-seed", config.validation_seed, "Seed that picks the validation reviews")
+      ->capture_default_str();
+  train
+      ->add_option("--ngram-buckets", config.ngram_buckets,
+                   "Rows of the hashed n-gram embedding table added to the token embeddings; 0: none")
+      ->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
+  train->add_option("--ngram-max", config.ngram_max, "Longest n-gram hashed (2: bigrams, 3: and trigrams)")
+      ->check(CLI::Range(2, 5))
+      ->capture_default_str();
+  train->add_option("--plot", args.plot,
+                    "PNG of the per-epoch loss and accuracy (default: <out>-training.png)");
   train->add_option("--layers", config.num_layers, "Encoder layers")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

@@ -17,6 +17,8 @@ json Config::to_json() const {
   return {{"vocab_size", vocab_size},
           {"min_freq", min_freq},
           {"max_len", max_len},
+          {"validation", validation},
+          {"validation_seed", validation_seed},
           {"num_hiddens", num_hiddens},
           {"num_heads", num_heads},
           {"ffn_num_hiddens", ffn_num_hiddens},
@@ -25,6 +27,8 @@ json Config::to_json() const {
           {"attention_dropout", attention_dropout},
           {"embedding_std", embedding_std},
           {"learnable_positions", learnable_positions},
+          {"ngram_buckets", ngram_buckets},
+          {"ngram_max", ngram_max},
           {"batch_size", batch_size},
           {"epochs", epochs},
           {"lr", lr},
@@ -36,8 +40,12 @@ json Config::to_json() const {
 
 Config Config::from_json(const json& j, const std::string& source) {
   Config c;
-  auto read = [&](const char* key, auto& field) {
-    if (!j.contains(key)) throw Error("config", source + ": missing '" + key + "'");
+  // Fields added later are optional, with the value that means "as before": older checkpoints still load.
+  auto read = [&](const char* key, auto& field, bool optional = false) {
+    if (!j.contains(key)) {
+      if (optional) return;
+      throw Error("config", source + ": missing '" + key + "'");
+    }
     try {
       j.at(key).get_to(field);
     } catch (const json::exception&) {
@@ -48,6 +56,12 @@ Config Config::from_json(const json& j, const std::string& source) {
   read("vocab_size", c.vocab_size);
   read("min_freq", c.min_freq);
   read("max_len", c.max_len);
+  c.validation = 0;
+  c.ngram_buckets = 0;
+  read("validation", c.validation, true);
+  read("validation_seed", c.validation_seed, true);
+  read("ngram_buckets", c.ngram_buckets, true);
+  read("ngram_max", c.ngram_max, true);
   read("num_hiddens", c.num_hiddens);
   read("num_heads", c.num_heads);
   read("ffn_num_hiddens", c.ffn_num_hiddens);
@@ -78,6 +92,10 @@ void Config::check(const std::string& op) const {
   in("vocab_size", double(vocab_size), 2, 1e7);
   in("min_freq", double(min_freq), 1, 1e6);
   in("max_len", double(max_len), 2, 100000);
+  in("validation", double(validation), 0, 1e7);
+  in("ngram_buckets", double(ngram_buckets), 0, 1e8);
+  in("ngram_max", double(ngram_max), 2, 5);
+  if (ngram_buckets == 1) throw ValueError(op, "ngram_buckets must be 0 (none) or at least 2");
   in("num_hiddens", double(num_hiddens), 2, 4096);
   in("num_heads", double(num_heads), 1, 256);
   in("ffn_num_hiddens", double(ffn_num_hiddens), 1, 65536);
@@ -102,10 +120,11 @@ std::string Config::architecture() const {
   s << "max_len=" << max_len << " num_hiddens=" << num_hiddens << " num_heads=" << num_heads
     << " ffn_num_hiddens=" << ffn_num_hiddens << " num_layers=" << num_layers
     << " learnable_positions=" << learnable_positions;
+  if (ngram_buckets > 0) s << " ngram_buckets=" << ngram_buckets << " ngram_max=" << ngram_max;
   return s.str();
 }
 
-SentimentModel::SentimentModel(const Config& c, int64_t vocab_size) {
+SentimentModel::SentimentModel(const Config& c, int64_t vocab_size) : ngram_max_(c.ngram_max) {
   encoder = register_module("encoder", std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
                                            .vocab_size = vocab_size,
                                            .num_hiddens = c.num_hiddens,
@@ -122,12 +141,47 @@ SentimentModel::SentimentModel(const Config& c, int64_t vocab_size) {
     table.copy_(Tensor::normal(table.shape(), 0, c.embedding_std));
     table.select(0, Vocabulary::kPad).zero_();
   }
+  if (c.ngram_buckets > 0) {
+    ngrams = register_module("ngrams", std::make_shared<nn::Embedding>(c.ngram_buckets, c.num_hiddens, 0));
+    const Tensor& table = ngrams->weight.data();
+    table.copy_(Tensor::normal(table.shape(), 0, c.embedding_std));
+    table.select(0, 0).zero_();
+  }
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(c.dropout));
   head = register_module("head", std::make_shared<nn::Linear>(2 * c.num_hiddens, 2));
 }
 
+Tensor ngram_rows(const Tensor& tokens, const Tensor& lengths, int64_t buckets, int64_t max_n) {
+  const int64_t b = tokens.shape()[0], t = tokens.shape()[1], k = max_n - 1;
+  Tensor rows = Tensor::zeros({b, t, k}, DType::Int64);
+  const Tensor ids = tokens.contiguous();
+  const int64_t* id = ids.data_ptr<const int64_t>();
+  int64_t* row = rows.data_ptr<int64_t>();
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t length = std::min(lengths.at({i}) >= 0 ? static_cast<int64_t>(lengths.at({i})) : 0, t);
+    for (int64_t end = 0; end < length; ++end) {
+      // splitmix64's finaliser over the ids from the end backwards: one hash per n, each extending the last
+      uint64_t h = 0x9E3779B97F4A7C15ull;
+      for (int64_t n = 1; n <= max_n && end - n + 1 >= 0; ++n) {
+        h ^= static_cast<uint64_t>(id[i * t + end - n + 1]) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+        h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+        h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+        h ^= h >> 31;
+        if (n >= 2) row[(i * t + end) * k + (n - 2)] = 1 + static_cast<int64_t>(h % uint64_t(buckets - 1));
+      }
+    }
+  }
+  return rows;
+}
+
 Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths) {
-  const Variable h = encoder->forward(tokens, {.valid_lens = lengths});  // (B, T, d)
+  Variable x = encoder->embed(tokens);  // (B, T, d), scaled by √d
+  if (ngrams) {
+    const Tensor rows = ngram_rows(tokens, lengths, ngrams->options.num_embeddings, ngram_max_);
+    // Each position's n-gram vectors, summed (B, T, n-1, d) -> (B, T, d), at the token embedding's scale.
+    x = x + sum(ngrams->forward(rows), {2}) * std::sqrt(static_cast<double>(encoder->options.num_hiddens));
+  }
+  const Variable h = encoder->encode(x, {.valid_lens = lengths});  // (B, T, d)
   // Mean pooling sees the whole review; max pooling lets one strong phrase ("waste of time") speak.
   const Variable pooled = concat({nn::masked_mean(h, lengths), nn::masked_max(h, lengths)}, 1);  // (B, 2d)
   return head->forward(dropout->forward(pooled));                                                // (B, 2)

@@ -62,6 +62,41 @@ Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>
 
 namespace {
 
+template <typename T>
+void shuffle(std::vector<T>& v,
+             Generator& g) {  // Fisher-Yates with minigrad's generator: same seed, same order
+  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[g.next_below(i)]);
+}
+
+}  // namespace
+
+Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed) {
+  if (count < 0) throw ValueError("hold_out", "a validation count must not be negative");
+  // Each label's reviews, shuffled; the first count/2 negatives and count - count/2 positives are held out.
+  std::array<std::vector<size_t>, 2> by_label;
+  for (size_t i = 0; i < reviews.size(); ++i) by_label[reviews[i].label == 1 ? 1 : 0].push_back(i);
+  std::vector<bool> held(reviews.size(), false);
+  Generator generator(seed);
+  for (int label = 0; label < 2; ++label) {
+    std::vector<size_t>& indices = by_label[static_cast<size_t>(label)];
+    const int64_t want = label == 0 ? count / 2 : count - count / 2;
+    // At least one review of the label must stay for training.
+    if (want > 0 && want >= static_cast<int64_t>(indices.size())) {
+      throw ValueError("hold_out", "cannot hold " + std::to_string(count) + " reviews out for validation: " +
+                                       std::to_string(indices.size()) + " are " +
+                                       (label ? "positive" : "negative") + " (use a smaller --validation)");
+    }
+    shuffle(indices, generator);
+    for (int64_t k = 0; k < want; ++k) held[indices[static_cast<size_t>(k)]] = true;
+  }
+  Split split;
+  for (size_t i = 0; i < reviews.size(); ++i)
+    (held[i] ? split.validation : split.training).push_back(reviews[i]);
+  return split;
+}
+
+namespace {
+
 std::vector<std::vector<size_t>> chunk(const std::vector<size_t>& order, int64_t batch_size) {
   std::vector<std::vector<size_t>> batches;
   for (size_t at = 0; at < order.size(); at += static_cast<size_t>(batch_size)) {
@@ -70,12 +105,6 @@ std::vector<std::vector<size_t>> chunk(const std::vector<size_t>& order, int64_t
         order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), at + batch_size)));
   }
   return batches;
-}
-
-template <typename T>
-void shuffle(std::vector<T>& v,
-             Generator& g) {  // Fisher-Yates with minigrad's generator: same seed, same order
-  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[g.next_below(i)]);
 }
 
 }  // namespace
@@ -321,6 +350,17 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
     }
     log.epoch_loss.push_back(sums[2] > 0 ? sums[0] / sums[2] : 0);
     log.epoch_accuracy.push_back(sums[2] > 0 ? sums[1] / sums[2] : 0);
+    if (options.validation && at.batch == 0) {  // the epoch ran to its end (not cut by max_steps)
+      const Evaluation e = evaluate(model, *options.validation, 64, ranks);
+      model.train();
+      log.epoch_validation.push_back(e);
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "epoch %lld: training loss %.4f acc %.4f; validation loss %.4f acc %.4f (%.1f s)",
+                    static_cast<long long>(epoch), log.epoch_loss.back(), log.epoch_accuracy.back(), e.loss,
+                    e.accuracy, e.seconds);
+      progress.message(text);
+    }
   }
   model.eval();
   // Where the run ended, for a final checkpoint that can be resumed (with more epochs, say).

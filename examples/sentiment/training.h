@@ -12,6 +12,14 @@
 
 namespace sentiment {
 
+struct Split {
+  std::vector<Review> training, validation;
+};
+// Holds `count` reviews out of `reviews` for validation: count/2 negatives and the rest positives, drawn
+// with a generator seeded by `seed` (the same reviews for any training seed); the others, in their
+// order, are for training. Throws if a label has too few reviews to hold that many out.
+Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed);
+
 struct Example {
   std::vector<int64_t> ids;  // at most max_len token ids
   int64_t label = 0;
@@ -85,11 +93,12 @@ Prediction predict(const Checkpoint& checkpoint, const std::string& text);
 
 struct TrainingLog {
   double seconds = 0;
-  std::vector<double> epoch_loss;      // mean training loss of each epoch
-  std::vector<double> epoch_accuracy;  // training accuracy of each epoch
-  std::string final_state;             // with checkpoint_every: the training state at the end
-  int64_t steps = 0;                   // steps taken by this call
-  double tokens = 0;                   // real (unpadded) tokens trained on, over all ranks
+  std::vector<double> epoch_loss;            // mean training loss of each epoch
+  std::vector<double> epoch_accuracy;        // training accuracy of each epoch
+  std::vector<Evaluation> epoch_validation;  // with options.validation: after each epoch
+  std::string final_state;                   // with checkpoint_every: the training state at the end
+  int64_t steps = 0;                         // steps taken by this call
+  double tokens = 0;                         // real (unpadded) tokens trained on, over all ranks
 };
 
 struct TrainOptions {
@@ -106,6 +115,8 @@ struct TrainOptions {
   const minigrad::SafetensorsFile* resume = nullptr;
   std::string resume_source{};  // names `resume` in errors
   Ranks ranks{};
+  // Evaluated after each epoch (evaluate(), which draws no random numbers, so resuming stays exact).
+  const std::vector<Example>* validation = nullptr;
 };
 
 // Trains the checkpoint's model with AdamW, linear warm-up and cosine decay, gradient clipping and

@@ -29,7 +29,7 @@ printf 'a great film\t1\nawful, awful\t0\n' >"$tmp/sentences.tsv"
 : >"$tmp/empty.tsv"
 touch "$tmp/file"
 export MINIGRAD_NUM_THREADS=1
-small=(--hiddens 16 --heads 2 --ffn 32 --batch-size 16)
+small=(--hiddens 16 --heads 2 --ffn 32 --batch-size 16 --ngram-buckets 64 --validation 8)
 
 # expect_failure NAME EXPECTED-TEXT COMMAND...: exits non-zero and says EXPECTED-TEXT.
 expect_failure() {
@@ -61,8 +61,19 @@ expect_failure "empty training folders" "no training reviews in $tmp/empty/train
 # Out-of-range numbers are refused by the option parser.
 expect_failure "--dropout 2" "--dropout: Value 2 not in range" "$bin" train --dropout 2
 
-# A max_len that is not a multiple of 16 trains (it used to overrun the positional-encoding table).
-if "$bin" train --data "$tmp/imdb" --out "$tmp/model" "${small[@]}" --max-len 20 --epochs 2 --no-eval >"$tmp/log" 2>&1; then
+# More reviews held out for validation than a label has: refused, naming the option.
+expect_failure "--validation 80" "cannot hold 80 reviews out for validation: 40 are negative (use a smaller --validation)" \
+  "$bin" train --data "$tmp/imdb" --out "$tmp/out2" --hiddens 16 --heads 2 --ffn 32 --validation 80 --no-eval
+[ -e "$tmp/out2" ] && bad "--validation 80 wrote $tmp/out2" || ok
+# A plot that cannot be written: refused before the data is read.
+expect_failure "unwritable --plot" "train --plot: cannot create the folder $tmp/file" \
+  "$bin" train --data "$tmp/missing" --out "$tmp/out3" "${small[@]}" --plot "$tmp/file/curves.png"
+
+# A max_len that is not a multiple of 16 trains (it used to overrun the positional-encoding table); with
+# reviews held out, each epoch reports its validation accuracy and the curves are drawn.
+if "$bin" train --data "$tmp/imdb" --out "$tmp/model" "${small[@]}" --max-len 20 --epochs 2 --no-eval \
+  >"$tmp/log" 2>&1 && grep -q "training on 72 reviews (8 held out for validation)" "$tmp/log" &&
+  [ "$(grep -c "validation loss" "$tmp/log")" = 2 ] && [ -s "$tmp/model-training.png" ]; then
   ok
 else
   bad "--max-len 20: $(cat "$tmp/log")"

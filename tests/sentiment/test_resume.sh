@@ -25,6 +25,7 @@ for label in pos neg; do
   done
 done
 run=(train --data "$tmp/imdb" --hiddens 16 --heads 2 --ffn 32 --batch-size 8 --epochs 3 --dropout 0.1
+  --validation 40 --ngram-buckets 256
   --checkpoint-every 3 --no-eval --seed 5)
 
 # now_ms: wall-clock milliseconds.

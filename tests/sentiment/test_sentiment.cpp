@@ -1,6 +1,7 @@
 // The sentiment example: text handling, data loading, batching, and a short training run.
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -229,6 +230,7 @@ struct SmallRun {
     config.max_len = max_len;
     config.batch_size = 16;
     config.epochs = 1;
+    config.ngram_buckets = 64;  // the n-gram table too: resuming must restore it exactly as well
     std::vector<std::vector<std::string>> tokens;
     for (const Review& r : reviews) tokens.push_back(tokenize(r.text));
     vocabulary = Vocabulary::build(tokens, 100, 1);
@@ -394,6 +396,110 @@ BOOST_AUTO_TEST_CASE(a_resumed_run_ends_bit_identical_to_an_uninterrupted_one) {
       },
       "resume: state.safetensors: saved by a run of 1 rank(s); this run has 2 (resume with the same "
       "number of processes)");
+}
+
+BOOST_AUTO_TEST_CASE(validation_holds_out_half_of_each_label_fixed_by_its_seed) {
+  std::vector<Review> reviews;
+  for (int i = 0; i < 160; ++i) reviews.push_back({"review " + std::to_string(i), i < 100 ? 0 : 1});
+  const Split split = hold_out(reviews, 21, 7);
+  BOOST_REQUIRE(split.validation.size() == 21u);
+  BOOST_TEST(split.training.size() == 139u);
+  int64_t positives = 0;
+  for (const Review& r : split.validation) positives += r.label;
+  BOOST_TEST(positives == 11);  // 10 negatives, 11 positives
+  // Disjoint, together all of them; the training part keeps the original order.
+  std::set<std::string> seen;
+  for (const Review& r : split.validation) seen.insert(r.text);
+  for (const Review& r : split.training) BOOST_TEST(seen.insert(r.text).second, r.text << " is in both");
+  BOOST_TEST(seen.size() == reviews.size());
+  BOOST_TEST(
+      std::is_sorted(split.training.begin(), split.training.end(), [&](const Review& a, const Review& b) {
+        return std::stoi(a.text.substr(7)) < std::stoi(b.text.substr(7));
+      }));
+  // The same seed holds out the same reviews; another seed, others.
+  auto texts = [](const std::vector<Review>& v) {
+    std::vector<std::string> out;
+    for (const Review& r : v) out.push_back(r.text);
+    return out;
+  };
+  BOOST_TEST(texts(hold_out(reviews, 21, 7).validation) == texts(split.validation));
+  BOOST_TEST(texts(hold_out(reviews, 21, 8).validation) != texts(split.validation));
+  BOOST_TEST(hold_out(reviews, 0, 7).training.size() == 160u);
+  expect_error<ValueError>([&] { hold_out(reviews, 120, 7); },
+                           "hold_out: cannot hold 120 reviews out for validation: 60 are positive (use a "
+                           "smaller --validation)");
+}
+
+BOOST_AUTO_TEST_CASE(ngrams_are_hashed_to_fixed_rows_and_padding_gets_row_zero) {
+  // Two reviews, the second of length 3: 5 6 7 5 6 | 5 6 7, padded with 0.
+  const Tensor tokens = Tensor::from_vector(std::vector<int64_t>{5, 6, 7, 5, 6, 5, 6, 7, 0, 0}, {2, 5});
+  const Tensor lengths = Tensor::from_vector(std::vector<int64_t>{5, 3}, {2});
+  const Tensor rows = ngram_rows(tokens, lengths, 1000, 3);  // (2, 5, 2): bigram, trigram
+  BOOST_REQUIRE(rows.shape() == (Shape{2, 5, 2}));
+  auto row = [&](int64_t b, int64_t t, int64_t k) { return static_cast<int64_t>(rows.at({b, t, k})); };
+  // No n-gram ends at the first token, no trigram at the second, none in the padding.
+  for (int64_t b = 0; b < 2; ++b) BOOST_TEST((row(b, 0, 0) == 0 && row(b, 0, 1) == 0 && row(b, 1, 1) == 0));
+  for (int64_t t = 3; t < 5; ++t) BOOST_TEST((row(1, t, 0) == 0 && row(1, t, 1) == 0));
+  // The same n-gram gets the same row wherever it is, and rows are in [1, 1000).
+  BOOST_TEST(row(0, 1, 0) == row(0, 4, 0));  // "5 6"
+  BOOST_TEST(row(0, 1, 0) == row(1, 1, 0));
+  BOOST_TEST(row(0, 2, 1) == row(1, 2, 1));  // "5 6 7"
+  BOOST_TEST(row(0, 4, 1) != row(0, 2, 1));  // "7 5 6" is another trigram
+  BOOST_TEST(row(0, 2, 0) != row(0, 1, 0));  // "6 7" another bigram
+  BOOST_TEST(row(0, 3, 0) != row(0, 1, 0));  // "7 5" another bigram, and not "5 7" reversed
+  for (int64_t v : rows.to_vector<int64_t>()) BOOST_TEST((v >= 0 && v < 1000));
+  BOOST_TEST(ngram_rows(tokens, lengths, 1000, 2).shape() == (Shape{2, 5, 1}));
+  BOOST_TEST(ngram_rows(tokens, lengths, 1000, 2).select(2, 0).to_vector<int64_t>() ==
+             rows.select(2, 0).contiguous().to_vector<int64_t>());
+}
+
+BOOST_AUTO_TEST_CASE(a_model_with_ngrams_learns_word_order_and_reports_validation_per_epoch) {
+  // The label is in the order of two words: "good not" is positive, "not good" negative — a bag of words
+  // cannot tell them apart, a bigram can.
+  Generator g(3);
+  std::vector<Review> reviews;
+  const std::vector<std::string> filler = {"the", "movie", "plot", "actor", "scene", "was", "a", "and"};
+  for (int i = 0; i < 192; ++i) {
+    std::string text;
+    for (int w = 0; w < 6; ++w) text += filler[g.next_below(filler.size())] + " ";
+    text += i % 2 ? "good not" : "not good";
+    for (int w = 0; w < 4; ++w) text += " " + filler[g.next_below(filler.size())];
+    reviews.push_back({text, i % 2});
+  }
+  const Split split = hold_out(reviews, 32, 0);
+  SmallRun run(split.training);
+  run.config.epochs = 6;
+  run.config.lr = 5e-3;
+  run.config.dropout = 0;
+  const std::vector<Example> validation = encode(split.validation, run.vocabulary, run.config.max_len);
+  Checkpoint checkpoint = run.make();
+  BOOST_REQUIRE(checkpoint.model->ngrams != nullptr);
+  std::ostringstream progress;
+  const TrainingLog log = train(checkpoint, run.examples, progress, {.validation = &validation});
+  BOOST_REQUIRE(log.epoch_validation.size() == 6u);
+  BOOST_TEST(log.epoch_validation.back().count == 32);
+  BOOST_TEST(log.epoch_validation.back().accuracy > 0.95,
+             "validation accuracy " << log.epoch_validation.back().accuracy);
+  BOOST_TEST(log.epoch_validation.back().loss < log.epoch_validation.front().loss);
+  BOOST_TEST(progress.str().find("epoch 6: training loss") != std::string::npos, progress.str());
+  // The padding row of the n-gram table never learns.
+  const Tensor padding = checkpoint.model->ngrams->weight.data().select(0, 0);
+  BOOST_TEST(padding.to_vector() == std::vector<double>(16, 0.0));
+  // Saved and loaded with its n-gram table; a config.json without the n-gram fields (as written before
+  // they existed) describes a model without them, and is refused for these weights.
+  const fs::path dir = fs::temp_directory_path() / ("sentiment_ngrams_" + std::to_string(::getpid()));
+  checkpoint.save(dir);
+  BOOST_TEST(positive_probabilities(*Checkpoint::load(dir).model, validation) ==
+             positive_probabilities(*checkpoint.model, validation));
+  nlohmann::json old = Config(run.config).to_json();
+  old.erase("ngram_buckets");
+  old.erase("ngram_max");
+  old.erase("validation");
+  old.erase("validation_seed");
+  write(dir / "config.json", old.dump());
+  expect_error_containing<Error>([&] { Checkpoint::load(dir); },
+                                 "ngram_buckets=64 ngram_max=2, but config.json says");
+  fs::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
