@@ -37,14 +37,16 @@ struct Config {
   int64_t num_heads = 2;
   int64_t ffn_num_hiddens = 128;
   int64_t num_layers = 1;
-  double dropout = 0.1;
+  double dropout = 0.2;  // with the n-gram table the model overfits more: 91.28% on validation, 0.1 90.60%
   double attention_dropout = 0;  // on the attention weights: costly at length 512, and it did not help
   // The token embedding starts N(0, embedding_std²). PyTorch's default, 1, made Adam's steps of about lr
   // tiny next to the values: 82.8% test accuracy after 3 epochs, against 87.7% after 2 with 0.05.
   double embedding_std = 0.05;
   bool learnable_positions = false;  // learned position embeddings instead of sinusoids
-  int64_t ngram_buckets = 0;         // rows of the hashed n-gram table (row 0 is padding); 0: no n-grams
-  int64_t ngram_max = 2;             // the longest n-gram hashed: 2 bigrams, 3 bigrams and trigrams
+  // Rows of the hashed n-gram table (row 0 is padding); 0: no n-grams. 65,536 did as well on validation
+  // as 262,144 (91.28% both), with a quarter of the table.
+  int64_t ngram_buckets = 65536;
+  int64_t ngram_max = 2;  // the longest n-gram hashed: 2 bigrams, 3 bigrams and trigrams
   // training
   int64_t batch_size = 64;
   int64_t epochs = 2;
