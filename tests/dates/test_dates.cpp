@@ -208,6 +208,7 @@ BOOST_AUTO_TEST_CASE(bad_input_and_the_wrong_checkpoint_get_clear_errors) {
   sentiment::Config sc;
   sc.num_hiddens = 8;
   sc.ffn_num_hiddens = 8;
+  sc.ngram_buckets = 16;
   const sentiment::Vocabulary vocabulary({"<pad>", "<unk>", "good"});
   const sentiment::Checkpoint other{sc, vocabulary, std::make_shared<sentiment::SentimentModel>(sc, 3)};
   other.save(dir.path / "sentiment");
@@ -222,7 +223,7 @@ BOOST_AUTO_TEST_CASE(bad_input_and_the_wrong_checkpoint_get_clear_errors) {
   expect_error_containing<Error>([&] { Checkpoint::load(dir.path / "dates"); },
                                  "model.safetensors holds a model of max_len=512 num_hiddens=8 num_heads=2 "
                                  "ffn_num_hiddens=8 num_layers=1 "
-                                 "learnable_positions=0, but config.json says "
+                                 "learnable_positions=0 ngram_buckets=16 ngram_max=2, but config.json says "
                                  "minigrad-dates");
   expect_error_containing<Error>([&] { Checkpoint::load(dir.path / "nowhere"); }, "is not a folder");
 }
