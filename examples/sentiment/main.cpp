@@ -97,13 +97,15 @@ struct TrainArgs {
   int64_t checkpoint_every = 0;
   std::string resume;  // a checkpoint folder saved with --checkpoint-every
   std::string plot;    // the per-epoch curves, as a PNG; "" for <out>-training.png
+
+  std::string plot_path() const { return plot.empty() ? out_dir + "-training.png" : plot; }
 };
 
 // Training and validation loss and accuracy after each epoch, as a PNG.
 void plot_epochs(const std::string& path, const TrainingLog& log) {
   std::vector<double> epochs, validation_loss, validation_accuracy;
   for (size_t e = 0; e < log.epoch_validation.size(); ++e) {
-    epochs.push_back(static_cast<double>(e + 1));
+    epochs.push_back(static_cast<double>(log.first_epoch + static_cast<int64_t>(e)));
     validation_loss.push_back(log.epoch_validation[e].loss);
     validation_accuracy.push_back(log.epoch_validation[e].accuracy);
   }
@@ -144,8 +146,7 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   if (root) {
     check_folder_writable("train --out", args.out_dir);
     lock.emplace(args.out_dir);  // a second run into the same folder stops here
-    if (config.validation > 0)
-      check_file_writable("train --plot", args.plot.empty() ? args.out_dir + "-training.png" : args.plot);
+    if (config.validation > 0) check_file_writable("train --plot", args.plot_path());
   }
   std::optional<SafetensorsFile> resume_state;
   const std::string resume_file =
@@ -247,7 +248,7 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
               : std::string())
       << "; saved " << args.out_dir << "/{model.safetensors,config.json,vocab.json}\n";
   if (root && !log.epoch_validation.empty()) {
-    const std::string plot = args.plot.empty() ? args.out_dir + "-training.png" : args.plot;
+    const std::string plot = args.plot_path();
     plot_epochs(plot, log);
     out << "validation accuracy " << std::setprecision(4) << log.epoch_validation.back().accuracy << " (loss "
         << log.epoch_validation.back().loss << ") after the last epoch; per epoch in " << plot << "\n";

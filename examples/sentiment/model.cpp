@@ -152,6 +152,12 @@ SentimentModel::SentimentModel(const Config& c, int64_t vocab_size) : ngram_max_
 }
 
 Tensor ngram_rows(const Tensor& tokens, const Tensor& lengths, int64_t buckets, int64_t max_n) {
+  if (tokens.rank() != 2 || tokens.dtype() != DType::Int64 || lengths.dtype() != DType::Int64 ||
+      lengths.shape() != Shape{tokens.shape()[0]}) {
+    throw ShapeError("ngram_rows", "expects int64 tokens (B, T) and lengths (B), got tokens " +
+                                       tokens.shape().str() + " and lengths " + lengths.shape().str());
+  }
+  if (buckets < 2 || max_n < 2) throw ValueError("ngram_rows", "needs at least 2 buckets and max_n >= 2");
   const int64_t b = tokens.shape()[0], t = tokens.shape()[1], k = max_n - 1;
   Tensor rows = Tensor::zeros({b, t, k}, DType::Int64);
   const Tensor ids = tokens.contiguous();
@@ -160,7 +166,8 @@ Tensor ngram_rows(const Tensor& tokens, const Tensor& lengths, int64_t buckets, 
   for (int64_t i = 0; i < b; ++i) {
     const int64_t length = std::min(lengths.at({i}) >= 0 ? static_cast<int64_t>(lengths.at({i})) : 0, t);
     for (int64_t end = 0; end < length; ++end) {
-      // splitmix64's finaliser over the ids from the end backwards: one hash per n, each extending the last
+      // The ids from `end` backwards, each combined into h (boost's hash_combine) and mixed by splitmix64's
+      // finaliser: the hash after n ids is the n-gram's, so one pass gives every n.
       uint64_t h = 0x9E3779B97F4A7C15ull;
       for (int64_t n = 1; n <= max_n && end - n + 1 >= 0; ++n) {
         h ^= static_cast<uint64_t>(id[i * t + end - n + 1]) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);

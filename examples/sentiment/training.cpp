@@ -289,6 +289,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
   TrainingLog log;
   int64_t step = at.step;
   const int64_t first_step = step;
+  log.first_epoch = at.epoch;
   double tokens = 0;
   model.train();
   for (int64_t epoch = at.epoch; epoch <= c.epochs && step < total; ++epoch) {

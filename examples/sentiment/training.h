@@ -95,7 +95,8 @@ struct TrainingLog {
   double seconds = 0;
   std::vector<double> epoch_loss;            // mean training loss of each epoch
   std::vector<double> epoch_accuracy;        // training accuracy of each epoch
-  std::vector<Evaluation> epoch_validation;  // with options.validation: after each epoch
+  std::vector<Evaluation> epoch_validation;  // with options.validation: after each epoch run to its end
+  int64_t first_epoch = 1;                   // the number of the epoch in epoch_loss[0] (> 1 when resumed)
   std::string final_state;                   // with checkpoint_every: the training state at the end
   int64_t steps = 0;                         // steps taken by this call
   double tokens = 0;                         // real (unpadded) tokens trained on, over all ranks

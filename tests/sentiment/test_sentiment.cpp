@@ -379,7 +379,9 @@ BOOST_AUTO_TEST_CASE(a_resumed_run_ends_bit_identical_to_an_uninterrupted_one) {
     Checkpoint resumed = run.make();
     optim::load_weights(*resumed.model, parse_safetensors(weights, "weights"), "weights");
     const SafetensorsFile file = parse_safetensors(state, "state");
-    train(resumed, run.examples, progress, {.resume = &file, .resume_source = "state"});
+    const TrainingLog log =
+        train(resumed, run.examples, progress, {.resume = &file, .resume_source = "state"});
+    BOOST_TEST(log.first_epoch == step / 4 + 1);  // 4 steps an epoch: the plot numbers epochs from here
     const auto expected = straight.model->named_parameters(), got = resumed.model->named_parameters();
     BOOST_REQUIRE(expected.size() == got.size());
     for (size_t i = 0; i < expected.size(); ++i) {
@@ -453,6 +455,9 @@ BOOST_AUTO_TEST_CASE(ngrams_are_hashed_to_fixed_rows_and_padding_gets_row_zero) 
   BOOST_TEST(row(0, 3, 0) != row(0, 1, 0));  // "7 5" another bigram, and not "5 7" reversed
   for (int64_t v : rows.to_vector<int64_t>()) BOOST_TEST((v >= 0 && v < 1000));
   BOOST_TEST(ngram_rows(tokens, lengths, 1000, 2).shape() == (Shape{2, 5, 1}));
+  expect_error<ShapeError>(
+      [&] { ngram_rows(tokens.reshape({10}), lengths, 1000, 2); },
+      "ngram_rows: expects int64 tokens (B, T) and lengths (B), got tokens [10] and lengths [2]");
   BOOST_TEST(ngram_rows(tokens, lengths, 1000, 2).select(2, 0).to_vector<int64_t>() ==
              rows.select(2, 0).contiguous().to_vector<int64_t>());
 }
