@@ -124,9 +124,13 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
 struct CrossEntropyOptions {
   // Targets equal to this are left out of the loss and of the mean's count, as PyTorch's ignore_index.
   int64_t ignore_index = -100;
+  // In [0, 1]: the target of each row becomes (1 - label_smoothing)·onehot + label_smoothing/C, as
+  // PyTorch's label_smoothing (Szegedy et al., 2016), so the loss no longer rewards ever-larger margins.
+  double label_smoothing = 0;
 };
-// Mean negative log-likelihood of int64 class targets [N] under logits [N, C]; a fused log-softmax and
-// NLL that stays finite for any finite logits. If every target is ignored the loss is 0 (PyTorch: NaN).
+// Mean negative log-likelihood of int64 class targets [N] under logits [N, C] (or the cross-entropy with
+// the smoothed targets); a fused log-softmax and NLL that stays finite for any finite logits. If every
+// target is ignored the loss is 0 (PyTorch: NaN).
 Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntropyOptions options = {});
 // Mean binary cross-entropy between sigmoid(logits) and targets in [0, 1] of the same shape, computed
 // from the logits so that it is stable for large |logits|.

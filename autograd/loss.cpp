@@ -7,6 +7,7 @@
 //   loss = -t·log σ(x) - (1-t)·log(1 - σ(x)) = max(x, 0) - x·t + log(1 + exp(-|x|))
 //   dloss/dx = σ(x) - t,  dloss/dt = -x
 #include <cmath>
+#include <vector>
 
 #include "autograd/functions.h"
 #include "tensor/fast_math.h"
@@ -26,6 +27,12 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
                                           " do not match logits of shape " + logits.shape().str() +
                                           " (expected [" + std::to_string(n) + "])");
   }
+  if (!(options.label_smoothing >= 0 && options.label_smoothing <= 1)) {
+    throw ValueError("cross_entropy",
+                     "label_smoothing must be in [0, 1], got " + std::to_string(options.label_smoothing));
+  }
+  // The smoothed target of a row: `on` at its class plus `off` at every class (off = 0 without smoothing).
+  const double off = options.label_smoothing / static_cast<double>(c), on = 1 - options.label_smoothing;
   const Tensor t = targets.contiguous();
   const int64_t* pt = t.data_ptr<const int64_t>();
   int64_t count = 0;
@@ -44,16 +51,26 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
   dispatch_float(x.dtype(), "cross_entropy", [&]<typename T>() {
     const T* px = x.data_ptr<const T>();
     T* pl = lse.data_ptr<T>();
+    // Each row's loss on its own (rows in parallel), then summed in order: the same total for any
+    // number of threads.
+    std::vector<double> row_loss(static_cast<size_t>(n), 0.0);
+    parallel_for(n, c, [&, ignore = options.ignore_index](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const T* row = px + i * c;
+        T m = row[0];
+        for (int64_t j = 1; j < c; ++j) m = row[j] > m ? row[j] : m;
+        T s = 0, row_sum = 0;
+        for (int64_t j = 0; j < c; ++j) {
+          s += fast_exp_nonpositive(row[j] - m);
+          row_sum += row[j];
+        }
+        pl[i] = m + std::log(s);
+        // -Σ_j q_j·log softmax_j = lse - Σ_j q_j·x_j, since the q_j sum to 1
+        if (pt[i] != ignore) row_loss[static_cast<size_t>(i)] = pl[i] - on * row[pt[i]] - off * row_sum;
+      }
+    });
     double total = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const T* row = px + i * c;
-      T m = row[0];
-      for (int64_t j = 1; j < c; ++j) m = row[j] > m ? row[j] : m;
-      T s = 0;
-      for (int64_t j = 0; j < c; ++j) s += fast_exp_nonpositive(row[j] - m);
-      pl[i] = m + std::log(s);
-      if (pt[i] != options.ignore_index) total += pl[i] - row[pt[i]];
-    }
+    for (double l : row_loss) total += l;
     *loss.data_ptr<T>() = T(count ? total / double(count) : 0.0);
   });
 
@@ -61,7 +78,8 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
   return record(
       "cross_entropy", loss, {logits},
       Backward{
-          [saved_x, saved_t, lse, count, ignore = options.ignore_index](const Tensor& g, NeedsGrad) -> Grads {
+          [saved_x, saved_t, lse, count, on, off, ignore = options.ignore_index](const Tensor& g,
+                                                                                 NeedsGrad) -> Grads {
             const Tensor x = saved_x.get().contiguous();
             const int64_t n = x.shape()[0], c = x.shape()[1];
             Tensor dx = Tensor::zeros(x.shape(), x.dtype());
@@ -72,30 +90,32 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
               const T* pl = lse.data_ptr<const T>();
               const int64_t* pt = saved_t.get().data_ptr<const int64_t>();
               T* pd = dx.data_ptr<T>();
-              for (int64_t i = 0; i < n; ++i) {
-                if (pt[i] == ignore) continue;  // ignored rows stay zero
-                for (int64_t j = 0; j < c; ++j)
-                  pd[i * c + j] = fast_exp_nonpositive(px[i * c + j] - pl[i]) * scale;
-                pd[i * c + pt[i]] -= scale;
-              }
+              parallel_for(n, c, [=](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) {
+                  if (pt[i] == ignore) continue;  // ignored rows stay zero
+                  for (int64_t j = 0; j < c; ++j)
+                    pd[i * c + j] = (fast_exp_nonpositive(px[i * c + j] - pl[i]) - T(off)) * scale;
+                  pd[i * c + pt[i]] -= T(on) * scale;
+                }
+              });
             });
             return {dx};
           },
-          // The same in differentiable ops: dx = (softmax(x) - onehot(t))·w·g, where the constant w
-          // is 1/count on counted rows and 0 on ignored ones.
-          [saved_x, saved_t, count, ignore = options.ignore_index](const Variable& g,
-                                                                   NeedsGrad) -> VariableGrads {
+          // The same in differentiable ops: dx = (softmax(x) - q)·w·g, where q is the smoothed target
+          // (on·onehot(t) + off) and the constant w is 1/count on counted rows and 0 on ignored ones.
+          [saved_x, saved_t, count, on, off, ignore = options.ignore_index](const Variable& g,
+                                                                            NeedsGrad) -> VariableGrads {
             const Variable x = saved_x.variable();
             const Tensor& t = saved_t.get();
             const int64_t n = x.shape()[0], c = x.shape()[1];
-            Tensor one_hot = Tensor::zeros({n, c}, x.dtype()), weight = Tensor::zeros({n, 1}, x.dtype());
+            Tensor target = Tensor::full({n, c}, off, x.dtype()), weight = Tensor::zeros({n, 1}, x.dtype());
             const int64_t* pt = t.data_ptr<const int64_t>();
             for (int64_t i = 0; i < n && count > 0; ++i) {
               if (pt[i] == ignore) continue;
-              one_hot.select(0, i).select(0, pt[i]).fill_(1.0);
+              target.select(0, i).select(0, pt[i]).fill_(on + off);
               weight.select(0, i).fill_(1.0 / double(count));
             }
-            return {mul(mul(sub(softmax(x, 1), Variable(one_hot)), Variable(weight)), g)};
+            return {mul(mul(sub(softmax(x, 1), Variable(target)), Variable(weight)), g)};
           }});
 }
 

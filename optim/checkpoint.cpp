@@ -14,6 +14,7 @@ namespace {
 
 constexpr const char* kOptimizerPrefix = "optimizer.";
 constexpr const char* kGeneratorPrefix = "generator.";
+constexpr const char* kAveragePrefix = "ema.";
 
 // "a, b, c and 4 more"
 std::string list_names(const std::vector<std::string>& names) {
@@ -94,6 +95,7 @@ std::string serialize_training_state(const Optimizer& optimizer, const TrainingS
     for (uint64_t word : words) w.push_back(std::bit_cast<int64_t>(word));
     tensors.emplace_back(kGeneratorPrefix + name, Tensor::from_vector(w, {4}));
   }
+  for (const auto& [name, t] : state.averages) tensors.emplace_back(kAveragePrefix + name, t);
   std::map<std::string, std::string> meta = state.metadata;
   meta["optimizer"] = optimizer.name();
   meta["step"] = std::to_string(state.step);
@@ -139,6 +141,8 @@ TrainingState load_training_state(const SafetensorsFile& file, const std::string
       state.generators[name.substr(std::string(kGeneratorPrefix).size())] = words;
     } else if (name.rfind(kOptimizerPrefix, 0) == 0) {
       optimizer_state.emplace_back(name.substr(std::string(kOptimizerPrefix).size()), t);
+    } else if (name.rfind(kAveragePrefix, 0) == 0) {
+      state.averages.emplace_back(name.substr(std::string(kAveragePrefix).size()), t);
     } else {
       throw Error("load_training_state", source + ": unexpected tensor '" + name + "'");
     }

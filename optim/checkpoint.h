@@ -19,6 +19,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "nn/module.h"
 #include "optim/optimizer.h"
@@ -54,6 +56,8 @@ struct TrainingState {
   int64_t step = 0;
   std::map<std::string, Generator::State> generators{};
   std::map<std::string, std::string> metadata{};
+  // Weight averages (ExponentialMovingAverage::state_tensors()), saved as "ema.NAME"; empty without.
+  std::vector<std::pair<std::string, Tensor>> averages{};
 };
 // The bytes of a training-state file (for a checkpoint folder written with write_folder_atomically).
 std::string serialize_training_state(const Optimizer& optimizer, const TrainingState& state);

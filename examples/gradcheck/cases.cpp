@@ -372,6 +372,15 @@ std::vector<GradcheckCase> build() {
                              {.ignore_index = -100});
       });
   add_case(
+      "cross_entropy (label_smoothing)",
+      [](Generator& g) {
+        return Inputs{normal(g, {4, size_in(g, 3, 5)})};
+      },
+      [](In x) {
+        return cross_entropy(x[0], Tensor::from_vector<int64_t>({2, -100, 1, 0}, {4}),
+                             {.ignore_index = -100, .label_smoothing = 0.2});
+      });
+  add_case(
       "binary_cross_entropy_with_logits",
       [](Generator& g) {
         const Shape s{size_in(g, 2, 5)};

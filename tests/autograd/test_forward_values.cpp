@@ -62,6 +62,34 @@ BOOST_AUTO_TEST_CASE(cross_entropy_matches_minus_log_softmax) {
                            "cross_entropy: the targets (class indices) must be int64, got float32");
 }
 
+BOOST_AUTO_TEST_CASE(label_smoothing_is_cross_entropy_with_the_smoothed_targets) {
+  const Tensor x = Tensor::from_values({1, 2, 3, 0.5, -1, 0, 2, 2, -3}, {3, 3}, DType::Float64);
+  const Tensor targets = Tensor::from_vector<int64_t>({2, -100, 0}, {3});
+  for (double eps : {0.0, 0.1, 1.0}) {
+    Variable logits(x.clone(), true);
+    Variable loss = cross_entropy(logits, targets, {.label_smoothing = eps});
+    // The definition, from log_softmax: -Σ_j q_j log p_j with q = (1-ε)·onehot + ε/C, over counted rows.
+    const Tensor log_p = log_softmax(x, 1);
+    double expected = 0;
+    const std::pair<int64_t, int64_t> counted[] = {{0, 2}, {2, 0}};  // (row, its target)
+    for (auto [i, t] : counted)
+      for (int64_t j = 0; j < 3; ++j) expected -= ((j == t ? 1 - eps : 0) + eps / 3) * log_p.at({i, j});
+    BOOST_TEST(std::abs(loss.item() - expected / 2) < 1e-12);
+    // And its gradient: (softmax - q) / count on counted rows, 0 on the ignored one.
+    loss.backward();
+    const Tensor p = softmax(x, 1);
+    for (auto [i, t] : counted) {
+      for (int64_t j = 0; j < 3; ++j) {
+        const double q = (j == t ? 1 - eps : 0) + eps / 3;
+        BOOST_TEST(std::abs(logits.grad().at({i, j}) - (p.at({i, j}) - q) / 2) < 1e-12);
+      }
+    }
+    for (int64_t j = 0; j < 3; ++j) BOOST_TEST(logits.grad().at({1, j}) == 0);
+  }
+  expect_error<ValueError>([&] { cross_entropy(Variable(x), targets, {.label_smoothing = 1.5}); },
+                           "cross_entropy: label_smoothing must be in [0, 1], got 1.500000");
+}
+
 BOOST_AUTO_TEST_CASE(losses_stay_finite_for_huge_logits) {
   for (DType dtype : {DType::Float32, DType::Float64}) {
     Variable logits = leaf({1e4, -1e4, 0, -1e4, 1e4, 1e4}, {2, 3}, dtype);

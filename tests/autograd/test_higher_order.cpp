@@ -270,6 +270,12 @@ BOOST_AUTO_TEST_CASE(modifying_any_saved_tensor_in_place_makes_backward_throw) {
          t = {Tensor::from_vector<int64_t>({2, 0}, {2})};
          return cross_entropy(v[0], t[0]);
        }},
+      {"cross_entropy",  // with label smoothing and an ignored row
+       [&](auto& v, auto& t) {
+         v = {p({3, 3}, 1)};
+         t = {Tensor::from_vector<int64_t>({2, -100, 0}, {3})};
+         return cross_entropy(v[0], t[0], {.label_smoothing = 0.3});
+       }},
       {"masked_fill",
        [&](auto& v, auto& t) {
          v = {p({3}, 1)};

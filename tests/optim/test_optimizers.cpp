@@ -90,6 +90,45 @@ BOOST_AUTO_TEST_CASE(parameters_without_a_gradient_are_skipped) {
   for (const auto& [name, t] : adam.state_tensors()) BOOST_TEST(name.rfind("param0.", 0) == 0);
 }
 
+BOOST_AUTO_TEST_CASE(the_moving_average_follows_its_recurrence_and_swaps_in_and_out) {
+  Variable p(Tensor::from_values({1.0, -2.0}, {2}, DType::Float64), true);
+  optim::ExponentialMovingAverage ema({p}, {.decay = 0.9});
+  // The recurrence by hand: a ← d·a + (1 − d)·p with d = min(0.9, (1 + n)/(10 + n)) at update n.
+  std::vector<double> a = {1.0, -2.0};
+  const std::vector<std::vector<double>> values = {{2, 0}, {0, 4}, {3, 3}, {-1, 1}};
+  for (size_t n = 1; n <= values.size(); ++n) {
+    p.data().copy_(Tensor::from_values(std::span<const double>(values[n - 1]), {2}, DType::Float64));
+    ema.update();
+    const double d = std::min(0.9, (1.0 + double(n)) / (10.0 + double(n)));
+    for (size_t i = 0; i < 2; ++i) a[i] = d * a[i] + (1 - d) * values[n - 1][i];
+  }
+  BOOST_TEST(ema.updates() == 4);
+  for (int64_t i = 0; i < 2; ++i) BOOST_TEST(std::abs(ema.averages()[0].at({i}) - a[size_t(i)]) < 1e-15);
+  ema.swap();  // the parameter holds the average, the average the last value
+  for (int64_t i = 0; i < 2; ++i) BOOST_TEST(std::abs(p.data().at({i}) - a[size_t(i)]) < 1e-15);
+  expect_equal(ema.averages()[0], {-1, 1});
+  ema.swap();
+  expect_equal(p.data(), {-1, 1});
+
+  // The saved state restores an average that continues identically, and a wrong one is refused.
+  optim::ExponentialMovingAverage copy({p}, {.decay = 0.9});
+  copy.load_state_tensors(ema.state_tensors());
+  ema.update();
+  copy.update();
+  BOOST_TEST(copy.updates() == 5);
+  BOOST_TEST(copy.averages()[0].to_vector() == ema.averages()[0].to_vector());
+  expect_error<ShapeError>(
+      [&] {
+        copy.load_state_tensors({{"param0", Tensor::zeros({3}, DType::Float64)},
+                                 {"updates", Tensor::from_vector<int64_t>({1}, {})}});
+      },
+      "ExponentialMovingAverage: 'param0' is float64 [3] but the parameter is float64 [2]");
+  expect_error<ValueError>([&] { copy.load_state_tensors({}); },
+                           "ExponentialMovingAverage: the saved averages have no 'updates'");
+  expect_error<ValueError>([&] { optim::ExponentialMovingAverage({p}, {.decay = 1}); },
+                           "ExponentialMovingAverage: decay must be in [0, 1), got 1.000000");
+}
+
 BOOST_AUTO_TEST_CASE(bad_hyperparameters_are_refused) {
   Variable p(Tensor::ones({1}), true);
   expect_error<ValueError>([&] { optim::SGD({p}, {.lr = 0.1, .nesterov = true}); },
