@@ -232,6 +232,13 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   // Time in collectives during training only: the broadcast above also waits for the slowest rank to
   // finish reading the data.
   const double collective_before = parallel.collective_seconds();
+  // A resumed run's weights were pretrained already: it continues the classifier's training.
+  if (config.pretrain_epochs > 0 && !resume_state) {
+    const PretrainingLog pretraining = pretrain(checkpoint, examples, out, options);
+    out << "pretrained " << pretraining.steps << " steps in " << std::fixed << std::setprecision(1)
+        << pretraining.seconds << " s\n"
+        << std::defaultfloat;
+  }
   const TrainingLog log = train(checkpoint, examples, out, options);
   if (root) {
     std::vector<FolderFile> state;
@@ -335,6 +342,30 @@ int main(int argc, char** argv) {
   examples::add_training_options(train, config);
   train->add_option("--attention-dropout", config.attention_dropout, "Dropout on the attention weights")
       ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
+  train
+      ->add_option("--token-dropout", config.token_dropout,
+                   "Probability that a training token is replaced by <unk>")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
+  train->add_option("--label-smoothing", config.label_smoothing, "Label smoothing of the training loss")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  train
+      ->add_option("--ema-decay", config.ema_decay,
+                   "Keep a moving average of the weights with this decay and save it; 0: the last weights")
+      ->check(CLI::Range(0.0, 0.99999))
+      ->capture_default_str();
+  train
+      ->add_option("--pretrain-epochs", config.pretrain_epochs,
+                   "Epochs of masked-token pretraining on the training reviews before training; 0: none")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  train->add_option("--pretrain-lr", config.pretrain_lr, "Peak learning rate of the pretraining")
+      ->check(CLI::Range(1e-7, 10.0))
+      ->capture_default_str();
+  train->add_option("--mask-prob", config.mask_prob, "Share of the tokens that pretraining predicts")
+      ->check(CLI::Range(0.01, 0.9))
       ->capture_default_str();
   train->add_option("--max-len", config.max_len, "Tokens kept per review (head and tail)")
       ->check(CLI::Range(2, 100000))

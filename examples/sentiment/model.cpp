@@ -25,6 +25,8 @@ json Config::to_json() const {
           {"num_layers", num_layers},
           {"dropout", dropout},
           {"attention_dropout", attention_dropout},
+          {"token_dropout", token_dropout},
+          {"label_smoothing", label_smoothing},
           {"embedding_std", embedding_std},
           {"learnable_positions", learnable_positions},
           {"ngram_buckets", ngram_buckets},
@@ -35,6 +37,10 @@ json Config::to_json() const {
           {"weight_decay", weight_decay},
           {"warmup", warmup},
           {"clip", clip},
+          {"ema_decay", ema_decay},
+          {"pretrain_epochs", pretrain_epochs},
+          {"pretrain_lr", pretrain_lr},
+          {"mask_prob", mask_prob},
           {"seed", seed}};
 }
 
@@ -68,6 +74,8 @@ Config Config::from_json(const json& j, const std::string& source) {
   read("num_layers", c.num_layers);
   read("dropout", c.dropout);
   read("attention_dropout", c.attention_dropout);
+  read("token_dropout", c.token_dropout, true);
+  read("label_smoothing", c.label_smoothing, true);
   read("embedding_std", c.embedding_std);
   read("learnable_positions", c.learnable_positions);
   read("batch_size", c.batch_size);
@@ -76,6 +84,10 @@ Config Config::from_json(const json& j, const std::string& source) {
   read("weight_decay", c.weight_decay);
   read("warmup", c.warmup);
   read("clip", c.clip);
+  read("ema_decay", c.ema_decay, true);
+  read("pretrain_epochs", c.pretrain_epochs, true);
+  read("pretrain_lr", c.pretrain_lr, true);
+  read("mask_prob", c.mask_prob, true);
   read("seed", c.seed);
   c.check("config: " + source);
   return c;
@@ -102,6 +114,8 @@ void Config::check(const std::string& op) const {
   in("num_layers", double(num_layers), 1, 64);
   in("dropout", dropout, 0, 0.9);
   in("attention_dropout", attention_dropout, 0, 0.9);
+  in("token_dropout", token_dropout, 0, 0.9);
+  in("label_smoothing", label_smoothing, 0, 1);
   in("embedding_std", embedding_std, 1e-6, 100);
   in("batch_size", double(batch_size), 1, 100000);
   in("epochs", double(epochs), 1, 1000);
@@ -109,6 +123,10 @@ void Config::check(const std::string& op) const {
   in("weight_decay", weight_decay, 0, 1);
   in("warmup", warmup, 0, 0.9);
   in("clip", clip, 1e-6, 1e6);
+  in("ema_decay", ema_decay, 0, 0.99999);
+  in("pretrain_epochs", double(pretrain_epochs), 0, 1000);
+  in("pretrain_lr", pretrain_lr, 1e-7, 10);
+  in("mask_prob", mask_prob, 0.01, 0.9);
   if (num_hiddens % num_heads != 0) {
     throw ValueError(op, "num_heads (" + std::to_string(num_heads) + ") must divide num_hiddens (" +
                              std::to_string(num_hiddens) + ")");
@@ -151,12 +169,16 @@ SentimentModel::SentimentModel(const Config& c, int64_t vocab_size) : ngram_max_
   head = register_module("head", std::make_shared<nn::Linear>(2 * c.num_hiddens, 2));
 }
 
-Tensor ngram_rows(const Tensor& tokens, const Tensor& lengths, int64_t buckets, int64_t max_n) {
+void check_tokens(const std::string& op, const Tensor& tokens, const Tensor& lengths) {
   if (tokens.rank() != 2 || tokens.dtype() != DType::Int64 || lengths.dtype() != DType::Int64 ||
       lengths.shape() != Shape{tokens.shape()[0]}) {
-    throw ShapeError("ngram_rows", "expects int64 tokens (B, T) and lengths (B), got tokens " +
-                                       tokens.shape().str() + " and lengths " + lengths.shape().str());
+    throw ShapeError(op, "expects int64 tokens (B, T) and lengths (B), got tokens " + tokens.shape().str() +
+                             " and lengths " + lengths.shape().str());
   }
+}
+
+Tensor ngram_rows(const Tensor& tokens, const Tensor& lengths, int64_t buckets, int64_t max_n) {
+  check_tokens("ngram_rows", tokens, lengths);
   if (buckets < 2 || max_n < 2) throw ValueError("ngram_rows", "needs at least 2 buckets and max_n >= 2");
   const int64_t b = tokens.shape()[0], t = tokens.shape()[1], k = max_n - 1;
   Tensor rows = Tensor::zeros({b, t, k}, DType::Int64);
@@ -181,14 +203,18 @@ Tensor ngram_rows(const Tensor& tokens, const Tensor& lengths, int64_t buckets, 
   return rows;
 }
 
-Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths) {
+Variable SentimentModel::encode(const Tensor& tokens, const Tensor& lengths) {
   Variable x = encoder->embed(tokens);  // (B, T, d), scaled by √d
   if (ngrams) {
     const Tensor rows = ngram_rows(tokens, lengths, ngrams->options.num_embeddings, ngram_max_);
     // Each position's n-gram vectors, summed (B, T, n-1, d) -> (B, T, d), at the token embedding's scale.
     x = x + sum(ngrams->forward(rows), {2}) * std::sqrt(static_cast<double>(encoder->options.num_hiddens));
   }
-  const Variable h = encoder->encode(x, {.valid_lens = lengths});  // (B, T, d)
+  return encoder->encode(x, {.valid_lens = lengths});  // (B, T, d)
+}
+
+Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths) {
+  const Variable h = encode(tokens, lengths);  // (B, T, d)
   // Mean pooling sees the whole review; max pooling lets one strong phrase ("waste of time") speak.
   const Variable pooled = concat({nn::masked_mean(h, lengths), nn::masked_max(h, lengths)}, 1);  // (B, 2d)
   return head->forward(dropout->forward(pooled));                                                // (B, 2)

@@ -140,6 +140,19 @@ void skip(LoadReport& report, const std::string& what) {
   ++report.skipped;
 }
 
+// "123_8.txt" -> 123; -1 for a name that does not start with a number and '_'.
+int64_t file_number(const std::filesystem::path& file) {
+  const std::string name = file.filename().string();
+  const size_t underscore = name.find('_');
+  if (underscore == 0 || underscore == std::string::npos || underscore > 9) return -1;
+  int64_t number = 0;
+  for (size_t i = 0; i < underscore; ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    number = number * 10 + (name[i] - '0');
+  }
+  return number;
+}
+
 }  // namespace
 
 LoadReport load_imdb_split(const std::filesystem::path& root, const std::string& split) {
@@ -170,7 +183,7 @@ LoadReport load_imdb_split(const std::filesystem::path& root, const std::string&
         skip(report, file.string() + " (empty)");
         continue;
       }
-      report.reviews.push_back({valid_utf8(text), label});
+      report.reviews.push_back({valid_utf8(text), label, file_number(file)});
     }
   }
   return report;

@@ -51,6 +51,9 @@ class Vocabulary {
 struct Review {
   std::string text;
   int64_t label = 0;  // 1 positive, 0 negative
+  // The number in aclImdb's file name (<number>_<rating>.txt), -1 if none. aclImdb numbers each label's
+  // reviews film by film, so reviews with nearby numbers are mostly about the same film.
+  int64_t number = -1;
 };
 
 struct LoadReport {

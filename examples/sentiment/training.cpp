@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 
@@ -60,6 +61,20 @@ Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>
   return batch;
 }
 
+Tensor drop_tokens(const Tensor& tokens, const Tensor& lengths, double p, Generator& generator) {
+  check_tokens("drop_tokens", tokens, lengths);
+  if (!(p >= 0 && p < 1)) throw ValueError("drop_tokens", "p must be in [0, 1), got " + std::to_string(p));
+  Tensor out = tokens.clone();  // contiguous
+  const int64_t b = out.shape()[0], t = out.shape()[1];
+  int64_t* id = out.data_ptr<int64_t>();
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t length = std::clamp<int64_t>(static_cast<int64_t>(lengths.at({i})), 0, t);
+    for (int64_t j = 0; j < length; ++j)
+      if (generator.next_double() < p) id[i * t + j] = Vocabulary::kUnk;
+  }
+  return out;
+}
+
 namespace {
 
 template <typename T>
@@ -68,11 +83,23 @@ void shuffle(std::vector<T>& v,
   for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[g.next_below(i)]);
 }
 
+std::vector<std::vector<size_t>> chunk(const std::vector<size_t>& order, int64_t batch_size) {
+  std::vector<std::vector<size_t>> batches;
+  for (size_t at = 0; at < order.size(); at += static_cast<size_t>(batch_size)) {
+    batches.emplace_back(
+        order.begin() + static_cast<std::ptrdiff_t>(at),
+        order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), at + batch_size)));
+  }
+  return batches;
+}
+
 }  // namespace
 
-Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed) {
+Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed, int64_t block) {
   if (count < 0) throw ValueError("hold_out", "a validation count must not be negative");
-  // Each label's reviews, shuffled; the first count/2 negatives and count - count/2 positives are held out.
+  if (block < 1) throw ValueError("hold_out", "a block must hold at least one review");
+  // Each label's reviews by file number, cut into blocks; whole blocks, shuffled, are held out until
+  // count/2 negatives and count - count/2 positives are (the last block taken may be cut short).
   std::array<std::vector<size_t>, 2> by_label;
   for (size_t i = 0; i < reviews.size(); ++i) by_label[reviews[i].label == 1 ? 1 : 0].push_back(i);
   std::vector<bool> held(reviews.size(), false);
@@ -86,28 +113,24 @@ Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed)
                                        std::to_string(indices.size()) + " are " +
                                        (label ? "positive" : "negative") + " (use a smaller --validation)");
     }
-    shuffle(indices, generator);
-    for (int64_t k = 0; k < want; ++k) held[indices[static_cast<size_t>(k)]] = true;
+    std::stable_sort(indices.begin(), indices.end(),
+                     [&](size_t a, size_t b) { return reviews[a].number < reviews[b].number; });
+    std::vector<std::vector<size_t>> blocks = chunk(indices, block);
+    shuffle(blocks, generator);
+    int64_t taken = 0;
+    for (const std::vector<size_t>& b : blocks) {
+      for (size_t i : b) {
+        if (taken == want) break;
+        held[i] = true;
+        ++taken;
+      }
+    }
   }
   Split split;
   for (size_t i = 0; i < reviews.size(); ++i)
     (held[i] ? split.validation : split.training).push_back(reviews[i]);
   return split;
 }
-
-namespace {
-
-std::vector<std::vector<size_t>> chunk(const std::vector<size_t>& order, int64_t batch_size) {
-  std::vector<std::vector<size_t>> batches;
-  for (size_t at = 0; at < order.size(); at += static_cast<size_t>(batch_size)) {
-    batches.emplace_back(
-        order.begin() + static_cast<std::ptrdiff_t>(at),
-        order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), at + batch_size)));
-  }
-  return batches;
-}
-
-}  // namespace
 
 std::vector<std::vector<size_t>> training_batches(const std::vector<Example>& examples, int64_t batch_size,
                                                   Generator& generator) {
@@ -204,6 +227,126 @@ std::pair<int64_t, int64_t> Ranks::share(int64_t count) const {
   return {begin, begin + base + (rank < extra ? 1 : 0)};
 }
 
+MaskedTokens mask_tokens(const Tensor& tokens, const Tensor& lengths, double p, int64_t vocab_size,
+                         Generator& generator) {
+  check_tokens("mask_tokens", tokens, lengths);
+  if (!(p > 0 && p <= 1)) throw ValueError("mask_tokens", "p must be in (0, 1], got " + std::to_string(p));
+  if (vocab_size < 3)
+    throw ValueError("mask_tokens", "needs a vocabulary with a token besides <pad> and <unk>");
+  const int64_t b = tokens.shape()[0], t = tokens.shape()[1];
+  MaskedTokens out{.inputs = tokens.clone(), .positions = {}, .targets = {}};
+  int64_t* id = out.inputs.data_ptr<int64_t>();
+  std::vector<int64_t> positions, targets;
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t length = std::clamp<int64_t>(static_cast<int64_t>(lengths.at({i})), 0, t);
+    const size_t before = positions.size();
+    for (int64_t j = 0; j < length; ++j)
+      if (generator.next_double() < p) positions.push_back(i * t + j);
+    if (positions.size() == before && length > 0)
+      positions.push_back(i * t + static_cast<int64_t>(generator.next_below(static_cast<uint64_t>(length))));
+  }
+  for (int64_t at : positions) {
+    targets.push_back(id[at]);
+    const double u = generator.next_double();
+    if (u < 0.8) {
+      id[at] = Vocabulary::kUnk;
+    } else if (u < 0.9) {
+      id[at] = 2 + static_cast<int64_t>(generator.next_below(static_cast<uint64_t>(vocab_size - 2)));
+    }
+  }
+  const auto m = static_cast<int64_t>(positions.size());
+  out.positions = Tensor::from_vector(positions, {m});
+  out.targets = Tensor::from_vector(targets, {m});
+  return out;
+}
+
+PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
+                        const TrainOptions& options) {
+  const Config& c = checkpoint.config;
+  PretrainingLog log;
+  if (c.pretrain_epochs == 0) return log;
+  if (examples.empty()) throw ValueError("pretrain", "no examples to pretrain on");
+  const Ranks& ranks = options.ranks;
+  SentimentModel& model = *checkpoint.model;
+  const auto start = Clock::now();
+  const Variable table = model.encoder->embedding->weight;  // (V, d): the output layer too
+  const int64_t vocab_size = table.shape()[0], d = table.shape()[1];
+  Variable bias(Tensor::zeros({vocab_size}, table.dtype()), true);
+  std::vector<std::pair<std::string, Variable>> parameters = model.named_parameters();
+  parameters.emplace_back("mlm_bias", bias);
+  optim::AdamW optimizer(parameters, {.lr = c.pretrain_lr, .weight_decay = c.weight_decay});
+  Generator order_generator(c.seed + 2);  // its own batch order, the same on every rank
+  const int64_t steps_per_epoch = (static_cast<int64_t>(examples.size()) + c.batch_size - 1) / c.batch_size;
+  int64_t total = steps_per_epoch * c.pretrain_epochs;
+  if (options.max_steps > 0) total = std::min(total, options.max_steps);
+  const optim::WarmupCosine schedule = examples::warmup_cosine(c.pretrain_lr, c.warmup, total);
+  examples::Progress progress(out, options.interactive, total);
+  int64_t step = 0;
+  double tokens = 0;
+  model.train();
+  for (int64_t epoch = 1; epoch <= c.pretrain_epochs && step < total; ++epoch) {
+    std::array<double, 3> sums = {0, 0,
+                                  0};  // over the epoch, all ranks: loss · predictions, correct, predictions
+    const std::vector<std::vector<size_t>> batches =
+        training_batches(examples, c.batch_size, order_generator);
+    for (size_t b = 0; b < batches.size() && step < total; ++b) {
+      const auto [begin, end] = ranks.share(static_cast<int64_t>(batches[b].size()));
+      const std::vector<size_t> mine(batches[b].begin() + begin, batches[b].begin() + end);
+      optimizer.set_learning_rate(schedule.at(step));
+      optimizer.zero_grad();
+      std::array<double, 4> stats = {0, 0, 0, 0};  // loss · predictions, correct, predictions, tokens
+      if (!mine.empty()) {
+        const Batch batch = make_batch(examples, mine, c.max_len);
+        const MaskedTokens masked =
+            mask_tokens(batch.tokens, batch.lengths, c.mask_prob, vocab_size, default_generator());
+        const Variable h = model.encode(masked.inputs, batch.lengths);  // (B, T, d)
+        // The chosen positions' outputs (M, d), gathered as rows of a table, then scored against every
+        // token's embedding: (M, d) · (V, d)ᵀ + (V) -> (M, V).
+        const Variable chosen = embedding(reshape(h, {h.shape()[0] * h.shape()[1], d}), masked.positions);
+        const Variable logits = linear(chosen, table, bias);
+        Variable loss = cross_entropy(logits, masked.targets);
+        const double m = static_cast<double>(masked.targets.numel());
+        stats = {loss.item() * m, static_cast<double>(count_correct(logits, masked.targets)), m,
+                 static_cast<double>(batch.token_count)};
+        // Each rank's mean, weighted by its share of the batch's reviews (not exactly of its predictions).
+        if (ranks.world > 1)
+          loss = loss *
+                 (static_cast<double>(mine.size()) * ranks.world / static_cast<double>(batches[b].size()));
+        loss.backward();
+      }
+      if (ranks.world > 1) {
+        ranks.average_gradients(optimizer.parameters());
+        ranks.sum(stats);
+      }
+      const double norm = optim::clip_grad_norm(optimizer.parameters(), c.clip);
+      if (!std::isfinite(stats[0]) || !std::isfinite(norm)) {
+        throw Error("pretrain", "step " + std::to_string(step + 1) +
+                                    ": the loss or the gradient norm is not finite; stopping without "
+                                    "taking the step (try a lower --pretrain-lr)");
+      }
+      optimizer.step();
+      ++step;
+      for (int k = 0; k < 3; ++k) sums[static_cast<size_t>(k)] += stats[static_cast<size_t>(k)];
+      tokens += stats[3];
+      char text[120];
+      std::snprintf(text, sizeof text, "pretraining %lld/%lld  loss %.4f  acc %.4f",
+                    static_cast<long long>(epoch), static_cast<long long>(c.pretrain_epochs),
+                    sums[0] / sums[2], sums[1] / sums[2]);
+      progress.update(step, text, tokens);
+    }
+    log.epoch_loss.push_back(sums[2] > 0 ? sums[0] / sums[2] : 0);
+    log.epoch_accuracy.push_back(sums[2] > 0 ? sums[1] / sums[2] : 0);
+    char text[120];
+    std::snprintf(text, sizeof text, "pretraining epoch %lld: masked-token loss %.4f acc %.4f",
+                  static_cast<long long>(epoch), log.epoch_loss.back(), log.epoch_accuracy.back());
+    progress.message(text);
+  }
+  model.eval();
+  log.steps = step;
+  log.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return log;
+}
+
 namespace {
 
 // Where a run is: the step, and the position in the epoch's batch order, which the batch-order generator's
@@ -249,6 +392,16 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
   int64_t total = steps_per_epoch * c.epochs;
   if (options.max_steps > 0) total = std::min(total, options.max_steps);
   optim::AdamW optimizer(model.named_parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
+  // With ema_decay, the averaged weights are the model's whenever it is evaluated or saved (swapped in,
+  // then out again to go on training); the training weights live in the average's place meanwhile.
+  std::optional<optim::ExponentialMovingAverage> average;
+  if (c.ema_decay > 0)
+    average.emplace(model.named_parameters(), optim::ExponentialMovingAverageOptions{.decay = c.ema_decay});
+  auto with_averages = [&](const auto& use) {
+    if (average) average->swap();
+    use();
+    if (average) average->swap();
+  };
   const optim::WarmupCosine schedule = examples::warmup_cosine(c.lr, c.warmup, total);
   const std::string dropout_name = "dropout.rank" + std::to_string(ranks.rank);
 
@@ -268,6 +421,19 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
     at = {state.step, whole_number(state, "epoch", source), whole_number(state, "batch", source),
           state.generators.at("order")};
     default_generator().set_state(state.generators.at(dropout_name));
+    if (static_cast<bool>(average) != !state.averages.empty()) {
+      throw Error("resume", source + (average ? ": holds no weight averages (saved without --ema-decay)"
+                                              : ": holds weight averages (saved with --ema-decay)"));
+    }
+    if (average) {
+      // Saved swapped, as the model file holds the averages: the training weights are in state.averages.
+      try {
+        average->load_state_tensors(state.averages);
+      } catch (const Error& e) {
+        throw Error("resume", source + ": " + e.detail());
+      }
+      average->swap();
+    }
   }
   // The training state at `position`, serialised, for options.save (a collective call: it gathers every
   // rank's dropout generator).
@@ -282,6 +448,8 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
                         : std::vector<Generator::State>{default_generator().state()};
     for (size_t r = 0; r < dropout.size(); ++r)
       state.generators["dropout.rank" + std::to_string(r)] = dropout[r];
+    // Called with the averages swapped in: average holds the training weights.
+    if (average) state.averages = average->state_tensors();
     return optim::serialize_training_state(optimizer, state);
   };
 
@@ -308,8 +476,11 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
       std::array<double, 4> stats = {0, 0, 0, 0};  // loss · examples, correct, examples, tokens
       if (!mine.empty()) {
         const Batch batch = make_batch(examples, mine, c.max_len);
-        const Variable logits = model.forward(batch.tokens, batch.lengths);
-        Variable loss = cross_entropy(logits, batch.labels);
+        const Tensor tokens = c.token_dropout > 0 ? drop_tokens(batch.tokens, batch.lengths, c.token_dropout,
+                                                                default_generator())
+                                                  : batch.tokens;
+        const Variable logits = model.forward(tokens, batch.lengths);
+        Variable loss = cross_entropy(logits, batch.labels, {.label_smoothing = c.label_smoothing});
         const double n = static_cast<double>(mine.size());
         stats = {loss.item() * n, static_cast<double>(count_correct(logits, batch.labels)), n,
                  static_cast<double>(batch.token_count)};
@@ -332,6 +503,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
                                  "; stopping without taking the step (try a lower --lr)");
       }
       optimizer.step();
+      if (average) average->update();
       ++step;
       for (int k = 0; k < 3; ++k) sums[static_cast<size_t>(k)] += stats[static_cast<size_t>(k)];
       tokens += stats[3];
@@ -341,7 +513,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
       if (options.checkpoint_every > 0 && options.save &&
           (step % options.checkpoint_every == 0 || epoch_end)) {
         model.eval();  // saved as it will be used; the weights are the same in either mode
-        options.save(step, training_state(at));
+        with_averages([&] { options.save(step, training_state(at)); });
         model.train();
       }
       char text[120];
@@ -352,7 +524,8 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
     log.epoch_loss.push_back(sums[2] > 0 ? sums[0] / sums[2] : 0);
     log.epoch_accuracy.push_back(sums[2] > 0 ? sums[1] / sums[2] : 0);
     if (options.validation && at.batch == 0) {  // the epoch ran to its end (not cut by max_steps)
-      const Evaluation e = evaluate(model, *options.validation, 64, ranks);
+      Evaluation e;
+      with_averages([&] { e = evaluate(model, *options.validation, 64, ranks); });
       model.train();
       log.epoch_validation.push_back(e);
       char text[160];
@@ -364,6 +537,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
     }
   }
   model.eval();
+  if (average) average->swap();  // the model keeps the averages
   // Where the run ended, for a final checkpoint that can be resumed (with more epochs, say).
   if (options.checkpoint_every > 0) log.final_state = training_state(at);
   log.steps = step - first_step;

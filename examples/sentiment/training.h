@@ -18,7 +18,13 @@ struct Split {
 // Holds `count` reviews out of `reviews` for validation: count/2 negatives and the rest positives, drawn
 // with a generator seeded by `seed` (the same reviews for any training seed); the others, in their
 // order, are for training. Throws if a label has too few reviews to hold that many out.
-Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed);
+//
+// Reviews are held out in blocks of `block` consecutive file numbers (Review::number; the given order
+// where there are none), not one by one. aclImdb numbers reviews film by film and its test split has
+// other films than its training split; one by one, a validation review's film would almost always have
+// other reviews in training (its actors, its title, its plot), and validation accuracy ran 1.8 points
+// above test accuracy. In blocks, only the films at a block's two ends are shared.
+Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed, int64_t block = 100);
 
 struct Example {
   std::vector<int64_t> ids;  // at most max_len token ids
@@ -41,6 +47,11 @@ struct Batch {
 
 // Examples must have at most max_len tokens; the padded length never exceeds max_len.
 Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>& indices, int64_t max_len);
+
+// Token dropout: each valid token of the batch (not the padding) becomes <unk> with probability p, drawn
+// from `generator`. Returns new tokens; the batch's are left as they are.
+minigrad::Tensor drop_tokens(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths, double p,
+                             minigrad::Generator& generator);
 
 // One epoch's batches: shuffled with the generator, then grouped so that each batch holds reviews of
 // similar length (sorted within windows of 50 batches; the batches are shuffled again afterwards).
@@ -119,6 +130,36 @@ struct TrainOptions {
   // Evaluated after each epoch (evaluate(), which draws no random numbers, so resuming stays exact).
   const std::vector<Example>* validation = nullptr;
 };
+
+// Masked-token pretraining (the masked language model of BERT, Devlin et al., 2019): positions chosen at
+// random; the model reads the review with them hidden and predicts the token that was there.
+struct MaskedTokens {
+  minigrad::Tensor inputs;     // (B, T) int64: the tokens, with the chosen ones replaced
+  minigrad::Tensor positions;  // (M) int64: the chosen positions, flattened (row·T + column)
+  minigrad::Tensor targets;    // (M) int64: the tokens that were there
+};
+// Chooses each valid token (not the padding) with probability p, and one at random in a review that
+// got none. A chosen token becomes <unk> (our mask token) 80% of the time, a random token other than
+// <pad> and <unk> 10%, and stays 10%, as BERT: the model cannot tell which visible tokens it will be
+// asked about.
+MaskedTokens mask_tokens(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths, double p,
+                         int64_t vocab_size, minigrad::Generator& generator);
+
+struct PretrainingLog {
+  double seconds = 0;
+  int64_t steps = 0;
+  std::vector<double> epoch_loss;      // mean cross-entropy of the predicted tokens, per epoch
+  std::vector<double> epoch_accuracy;  // share of them predicted right
+};
+
+// config.pretrain_epochs of masked-token pretraining of the checkpoint's model on the examples' text
+// (their labels are not used): AdamW at config.pretrain_lr with warm-up and cosine decay, clipping,
+// dropout. The predictions come from the encoder's output times the token embedding's table (tied
+// weights, as BERT) plus a bias that is dropped afterwards, so the model keeps its shape. Uses
+// options.interactive, max_steps and ranks; it keeps no checkpoints (--resume continues the
+// classifier's training, which starts after it).
+PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
+                        const TrainOptions& options = {});
 
 // Trains the checkpoint's model with AdamW, linear warm-up and cosine decay, gradient clipping and
 // dropout, as its config says. With several ranks, each takes its share of every batch (from one batch

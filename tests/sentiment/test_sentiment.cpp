@@ -108,6 +108,8 @@ BOOST_AUTO_TEST_CASE(loader_reads_the_aclimdb_layout_and_counts_what_it_skips) {
   BOOST_TEST(train.skipped == 2);           // the empty file and the unreadable one
   BOOST_TEST(train.reviews[0].label == 0);  // negatives first, by file name
   BOOST_TEST(train.reviews[0].text == "Awful. I hated every minute.");
+  BOOST_TEST(train.reviews[0].number == 0);  // from 0_2.txt
+  BOOST_TEST(train.reviews[1].number == 3);  // 3_3.txt
   BOOST_TEST(train.reviews[3].label == 1);
   BOOST_TEST(load_imdb_split(imdb.root, "test").reviews.size() == 2u);
   expect_error_containing<Error>([&] { load_imdb_split(imdb.root, "unsup"); },
@@ -404,32 +406,37 @@ BOOST_AUTO_TEST_CASE(a_resumed_run_ends_bit_identical_to_an_uninterrupted_one) {
       "number of processes)");
 }
 
-BOOST_AUTO_TEST_CASE(validation_holds_out_half_of_each_label_fixed_by_its_seed) {
+BOOST_AUTO_TEST_CASE(validation_holds_out_half_of_each_label_in_blocks_fixed_by_its_seed) {
+  // Reviews numbered 0..159 (100 negatives, then positives), given in reverse order.
   std::vector<Review> reviews;
-  for (int i = 0; i < 160; ++i) reviews.push_back({"review " + std::to_string(i), i < 100 ? 0 : 1});
-  const Split split = hold_out(reviews, 21, 7);
+  for (int i = 159; i >= 0; --i) reviews.push_back({"review " + std::to_string(i), i < 100 ? 0 : 1, i});
+  const Split split = hold_out(reviews, 21, 7, 4);
   BOOST_REQUIRE(split.validation.size() == 21u);
   BOOST_TEST(split.training.size() == 139u);
   int64_t positives = 0;
-  for (const Review& r : split.validation) positives += r.label;
-  BOOST_TEST(positives == 11);  // 10 negatives, 11 positives
-  // Disjoint, together all of them; the training part keeps the original order.
+  std::set<int64_t> blocks[2];  // the blocks of 4 consecutive numbers (per label) that were held out
+  for (const Review& r : split.validation) {
+    positives += r.label;
+    blocks[r.label].insert((r.number - (r.label ? 100 : 0)) / 4);
+  }
+  BOOST_TEST(positives == 11);         // 10 negatives, 11 positives
+  BOOST_TEST(blocks[0].size() == 3u);  // 4 + 4 + 2 negatives: two whole blocks and part of a third
+  BOOST_TEST(blocks[1].size() == 3u);  // 4 + 4 + 3 positives
+  // Disjoint, together all of them; the training part keeps the given order.
   std::set<std::string> seen;
   for (const Review& r : split.validation) seen.insert(r.text);
   for (const Review& r : split.training) BOOST_TEST(seen.insert(r.text).second, r.text << " is in both");
   BOOST_TEST(seen.size() == reviews.size());
-  BOOST_TEST(
-      std::is_sorted(split.training.begin(), split.training.end(), [&](const Review& a, const Review& b) {
-        return std::stoi(a.text.substr(7)) < std::stoi(b.text.substr(7));
-      }));
+  BOOST_TEST(std::is_sorted(split.training.begin(), split.training.end(),
+                            [&](const Review& a, const Review& b) { return a.number > b.number; }));
   // The same seed holds out the same reviews; another seed, others.
   auto texts = [](const std::vector<Review>& v) {
     std::vector<std::string> out;
     for (const Review& r : v) out.push_back(r.text);
     return out;
   };
-  BOOST_TEST(texts(hold_out(reviews, 21, 7).validation) == texts(split.validation));
-  BOOST_TEST(texts(hold_out(reviews, 21, 8).validation) != texts(split.validation));
+  BOOST_TEST(texts(hold_out(reviews, 21, 7, 4).validation) == texts(split.validation));
+  BOOST_TEST(texts(hold_out(reviews, 21, 8, 4).validation) != texts(split.validation));
   BOOST_TEST(hold_out(reviews, 0, 7).training.size() == 160u);
   expect_error<ValueError>([&] { hold_out(reviews, 120, 7); },
                            "hold_out: cannot hold 120 reviews out for validation: 60 are positive (use a "
@@ -509,6 +516,134 @@ BOOST_AUTO_TEST_CASE(a_model_with_ngrams_learns_word_order_and_reports_validatio
   expect_error_containing<Error>([&] { Checkpoint::load(dir); },
                                  "ngram_buckets=64 ngram_max=2, but config.json says");
   fs::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(token_dropout_and_masking_change_only_real_tokens) {
+  // Two reviews of lengths 300 and 200 in a (2, 300) batch, ids 2..11, padded with <pad>.
+  std::vector<int64_t> ids(600, Vocabulary::kPad);
+  for (int64_t j = 0; j < 300; ++j) ids[static_cast<size_t>(j)] = 2 + j % 10;
+  for (int64_t j = 0; j < 200; ++j) ids[static_cast<size_t>(300 + j)] = 2 + (j * 7) % 10;
+  const Tensor tokens = Tensor::from_vector(ids, {2, 300});
+  const Tensor lengths = Tensor::from_vector(std::vector<int64_t>{300, 200}, {2});
+  Generator g(5);
+
+  const std::vector<int64_t> dropped = drop_tokens(tokens, lengths, 0.25, g).to_vector<int64_t>();
+  int64_t unk = 0;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    if (dropped[k] == Vocabulary::kUnk)
+      ++unk;
+    else
+      BOOST_TEST(dropped[k] == ids[k]);  // kept as it was, padding included
+  }
+  for (size_t k = 500; k < 600; ++k) BOOST_TEST(dropped[k] == Vocabulary::kPad);
+  BOOST_TEST((unk > 90 && unk < 160), unk << " of 500 tokens dropped at p = 0.25");
+  BOOST_TEST(drop_tokens(tokens, lengths, 0, g).to_vector<int64_t>() == ids);
+
+  const MaskedTokens masked = mask_tokens(tokens, lengths, 0.2, 12, g);
+  const std::vector<int64_t> inputs = masked.inputs.to_vector<int64_t>();
+  const std::vector<int64_t> positions = masked.positions.to_vector<int64_t>();
+  const std::vector<int64_t> targets = masked.targets.to_vector<int64_t>();
+  BOOST_REQUIRE(positions.size() == targets.size());
+  BOOST_TEST((positions.size() > 70 && positions.size() < 130), positions.size()
+                                                                    << " of 500 chosen at p = 0.2");
+  std::set<int64_t> chosen(positions.begin(), positions.end());
+  BOOST_TEST(chosen.size() == positions.size());
+  int64_t hidden = 0;
+  for (size_t m = 0; m < positions.size(); ++m) {
+    const int64_t at = positions[m];
+    BOOST_TEST(((at < 300) || (at >= 300 && at < 500)), "position " << at << " is padding");
+    BOOST_TEST(targets[m] == ids[static_cast<size_t>(at)]);  // the token that was there
+    if (inputs[static_cast<size_t>(at)] == Vocabulary::kUnk) ++hidden;
+    BOOST_TEST((inputs[static_cast<size_t>(at)] >= 1 && inputs[static_cast<size_t>(at)] < 12));
+  }
+  BOOST_TEST(hidden > static_cast<int64_t>(positions.size()) * 6 / 10);  // about 80% become the mask
+  for (size_t k = 0; k < ids.size(); ++k)
+    if (!chosen.count(static_cast<int64_t>(k))) BOOST_TEST(inputs[k] == ids[k]);
+  // A review too short to be chosen at this rate still gets one prediction.
+  const MaskedTokens one = mask_tokens(Tensor::from_vector(std::vector<int64_t>{5, 6}, {1, 2}),
+                                       Tensor::from_vector(std::vector<int64_t>{2}, {1}), 0.01, 12, g);
+  BOOST_TEST(one.positions.numel() == 1);
+  expect_error<ValueError>([&] { mask_tokens(tokens, lengths, 0, 12, g); },
+                           "mask_tokens: p must be in (0, 1], got 0.000000");
+}
+
+BOOST_AUTO_TEST_CASE(pretraining_learns_to_fill_in_masked_tokens_and_leaves_the_model_as_it_was_built) {
+  // Each review is a stretch of the cycle w0 w1 ... w9 w0 ..., from a random start: any hidden token
+  // follows from its neighbours.
+  Generator g(8);
+  std::vector<Review> reviews;
+  for (int i = 0; i < 128; ++i) {
+    std::string text;
+    for (uint64_t k = 0, start = g.next_below(10); k < 20; ++k)
+      text += "w" + std::to_string((start + k) % 10) + " ";
+    reviews.push_back({text, i % 2});
+  }
+  SmallRun run(reviews);
+  run.config.pretrain_epochs = 8;
+  run.config.pretrain_lr = 1e-2;
+  run.config.mask_prob = 0.15;
+  run.config.dropout = 0;
+  manual_seed(4);
+  Checkpoint checkpoint = run.make();
+  const auto before = checkpoint.model->named_parameters();
+  std::ostringstream progress;
+  const PretrainingLog log = pretrain(checkpoint, run.examples, progress);
+  BOOST_TEST(log.steps == 8 * 8);  // 128 reviews in batches of 16, 8 epochs
+  BOOST_REQUIRE(log.epoch_loss.size() == 8u);
+  BOOST_TEST(log.epoch_loss.back() < 0.5 * log.epoch_loss.front(),
+             "masked-token loss " << log.epoch_loss.front() << " -> " << log.epoch_loss.back());
+  BOOST_TEST(log.epoch_accuracy.back() > 0.6, "masked-token accuracy " << log.epoch_accuracy.back());
+  BOOST_TEST(progress.str().find("pretraining epoch 8: masked-token loss") != std::string::npos);
+  // The same parameters (the prediction bias was the pretraining's own), now changed.
+  const auto after = checkpoint.model->named_parameters();
+  BOOST_REQUIRE(after.size() == before.size());
+  for (size_t i = 0; i < after.size(); ++i) BOOST_TEST(after[i].first == before[i].first);
+  // Nothing to do without pretraining epochs.
+  run.config.pretrain_epochs = 0;
+  Checkpoint untouched = run.make();
+  BOOST_TEST(pretrain(untouched, run.examples, progress).steps == 0);
+}
+
+BOOST_AUTO_TEST_CASE(with_a_moving_average_the_model_ends_averaged_and_resumes_exactly) {
+  SmallRun run(synthetic(64, 9));
+  run.config.epochs = 2;
+  run.config.dropout = 0.1;
+  run.config.ema_decay = 0.9;
+  manual_seed(run.config.seed);
+  Checkpoint straight = run.make();
+  std::vector<std::pair<std::string, std::string>> saves;  // weights, training state
+  std::ostringstream progress;
+  const std::vector<Example> validation(run.examples.begin(), run.examples.begin() + 16);
+  const TrainingLog log = train(straight, run.examples, progress,
+                                {.checkpoint_every = 3,
+                                 .save =
+                                     [&](int64_t, const std::string& state) {
+                                       saves.emplace_back(optim::serialize_weights(*straight.model), state);
+                                     },
+                                 .validation = &validation});
+  // The validation after the last epoch measured the weights the model ends with: the averages.
+  BOOST_TEST(evaluate(*straight.model, validation).loss == log.epoch_validation.back().loss);
+  // Saved mid-run (step 3) and resumed into a fresh model: the same final weights.
+  manual_seed(77);
+  Checkpoint resumed = run.make();
+  optim::load_weights(*resumed.model, parse_safetensors(saves.front().first, "weights"), "weights");
+  const SafetensorsFile file = parse_safetensors(saves.front().second, "state");
+  train(resumed, run.examples, progress, {.resume = &file, .resume_source = "state"});
+  const auto expected = straight.model->named_parameters(), got = resumed.model->named_parameters();
+  for (size_t i = 0; i < expected.size(); ++i) {
+    BOOST_TEST((expected[i].second.data().to_vector() == got[i].second.data().to_vector()),
+               expected[i].first);
+  }
+  // The average differs from the last weights: without it, the same run ends elsewhere.
+  run.config.ema_decay = 0;
+  manual_seed(run.config.seed);
+  Checkpoint last = run.make();
+  train(last, run.examples, progress);
+  BOOST_TEST(last.model->head->weight.data().to_vector() != straight.model->head->weight.data().to_vector());
+  // A state saved with averages does not resume a run without them.
+  expect_error<Error>(
+      [&] { train(last, run.examples, progress, {.resume = &file, .resume_source = "state"}); },
+      "resume: state: holds weight averages (saved with --ema-decay)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
