@@ -63,6 +63,7 @@ Config Config::from_json(const json& j, const std::string& source) {
   read("min_freq", c.min_freq);
   read("max_len", c.max_len);
   c.validation = 0;
+  c.label_smoothing = 0;
   c.ngram_buckets = 0;
   read("validation", c.validation, true);
   read("validation_seed", c.validation_seed, true);

@@ -25,7 +25,10 @@ namespace sentiment {
 // checkpoint; the defaults are the configuration the README's numbers come from.
 struct Config {
   // data
-  int64_t vocab_size = 25000;  // at most, including <pad> and <unk>
+  // At most, including <pad> and <unk>. The 5,000 most frequent tokens, not 25,000: the rarer ones are
+  // mostly names and words of one film, which a model learns by heart and the test films do not share
+  // (validation on other films: 89.69% against 88.23%, with label smoothing, seeds 0-2).
+  int64_t vocab_size = 5000;
   int64_t min_freq = 2;
   int64_t max_len = 512;  // tokens per review; longer ones keep their first and last max_len/2
   // Training reviews held out (half of each label, drawn with validation_seed) to choose options on and
@@ -43,7 +46,9 @@ struct Config {
   // through it change with it), so the model cannot lean on any one word or phrase.
   double token_dropout = 0;
   // Label smoothing of the training loss (cross_entropy's option); validation and test losses are plain.
-  double label_smoothing = 0;
+  // 0.1: 89.56% on validation against 88.92% without (seed 0; with 25,000 tokens, 88.30% against 87.64%,
+  // seeds 0 and 1): the loss no longer pays the model to grow ever surer of reviews it knows by heart.
+  double label_smoothing = 0.1;
   // The token embedding starts N(0, embedding_std²). PyTorch's default, 1, made Adam's steps of about lr
   // tiny next to the values: 82.8% test accuracy after 3 epochs, against 87.7% after 2 with 0.05.
   double embedding_std = 0.05;
