@@ -227,6 +227,30 @@ std::pair<int64_t, int64_t> Ranks::share(int64_t count) const {
   return {begin, begin + base + (rank < extra ? 1 : 0)};
 }
 
+namespace {
+
+// The end of a step, the same for pretraining and training: the gradients averaged and `stats` (loss ·
+// count, correct, count, ...) summed over the ranks, then the gradients clipped. A NaN or inf would
+// poison every weight at the step, so it throws from `op` before the caller steps, with the last good
+// checkpoint still in place (every rank sees the same summed loss and norm, and stops alike).
+void reduce_and_clip(optim::Optimizer& optimizer, const Ranks& ranks, std::span<double> stats, double clip,
+                     const std::string& op, int64_t step, const std::string& lr_option) {
+  if (ranks.world > 1) {
+    ranks.average_gradients(optimizer.parameters());
+    ranks.sum(stats);
+  }
+  const double loss = stats[0] / stats[2];
+  const double norm = optim::clip_grad_norm(optimizer.parameters(), clip);
+  if (!std::isfinite(loss) || !std::isfinite(norm)) {
+    throw Error(op, "step " + std::to_string(step + 1) + ": the " +
+                        (std::isfinite(loss) ? "gradient norm" : "loss") + " is " +
+                        std::to_string(std::isfinite(loss) ? norm : loss) +
+                        "; stopping without taking the step (try a lower " + lr_option + ")");
+  }
+}
+
+}  // namespace
+
 MaskedTokens mask_tokens(const Tensor& tokens, const Tensor& lengths, double p, int64_t vocab_size,
                          Generator& generator) {
   check_tokens("mask_tokens", tokens, lengths);
@@ -285,8 +309,8 @@ PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& exam
   double tokens = 0;
   model.train();
   for (int64_t epoch = 1; epoch <= c.pretrain_epochs && step < total; ++epoch) {
-    std::array<double, 3> sums = {0, 0,
-                                  0};  // over the epoch, all ranks: loss · predictions, correct, predictions
+    // Over the epoch, all ranks: loss · predictions, correct, predictions.
+    std::array<double, 3> sums = {0, 0, 0};
     const std::vector<std::vector<size_t>> batches =
         training_batches(examples, c.batch_size, order_generator);
     for (size_t b = 0; b < batches.size() && step < total; ++b) {
@@ -314,16 +338,7 @@ PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& exam
                  (static_cast<double>(mine.size()) * ranks.world / static_cast<double>(batches[b].size()));
         loss.backward();
       }
-      if (ranks.world > 1) {
-        ranks.average_gradients(optimizer.parameters());
-        ranks.sum(stats);
-      }
-      const double norm = optim::clip_grad_norm(optimizer.parameters(), c.clip);
-      if (!std::isfinite(stats[0]) || !std::isfinite(norm)) {
-        throw Error("pretrain", "step " + std::to_string(step + 1) +
-                                    ": the loss or the gradient norm is not finite; stopping without "
-                                    "taking the step (try a lower --pretrain-lr)");
-      }
+      reduce_and_clip(optimizer, ranks, stats, c.clip, "pretrain", step, "--pretrain-lr");
       optimizer.step();
       ++step;
       for (int k = 0; k < 3; ++k) sums[static_cast<size_t>(k)] += stats[static_cast<size_t>(k)];
@@ -488,20 +503,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
         if (ranks.world > 1) loss = loss * (n * ranks.world / static_cast<double>(batches[b].size()));
         loss.backward();
       }
-      if (ranks.world > 1) {
-        ranks.average_gradients(optimizer.parameters());
-        ranks.sum(stats);
-      }
-      const double loss_value = stats[0] / stats[2];
-      const double norm = optim::clip_grad_norm(optimizer.parameters(), c.clip);
-      // A NaN or inf would poison every weight at the step: stop before it, with the last good
-      // checkpoint still in place. (Every rank sees the same summed loss and norm, and stops alike.)
-      if (!std::isfinite(loss_value) || !std::isfinite(norm)) {
-        throw Error("train", "step " + std::to_string(step + 1) + ": the " +
-                                 (std::isfinite(loss_value) ? "gradient norm" : "loss") + " is " +
-                                 std::to_string(std::isfinite(loss_value) ? norm : loss_value) +
-                                 "; stopping without taking the step (try a lower --lr)");
-      }
+      reduce_and_clip(optimizer, ranks, stats, c.clip, "train", step, "--lr");
       optimizer.step();
       if (average) average->update();
       ++step;
