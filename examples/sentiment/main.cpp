@@ -205,15 +205,25 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   }
   const std::vector<Example> examples = encode(train_set.reviews, vocabulary, config.max_len);
   const std::vector<Example> validation = encode(split.validation, vocabulary, config.max_len);
+  NgramVocabulary ngrams = build_ngram_vocabulary(config, examples);
+  if (resumed && resumed->model->ngram_vocabulary().ngrams() != ngrams.ngrams()) {
+    throw Error("train --resume", args.resume + "/ngrams.json is not the n-grams of this training data (" +
+                                      std::to_string(resumed->model->ngram_vocabulary().ngrams().size()) +
+                                      " saved, " + std::to_string(ngrams.ngrams().size()) + " built from " +
+                                      args.data + ")");
+  }
+  const size_t ngram_count = ngrams.ngrams().size();
   Checkpoint checkpoint =
       resumed ? std::move(*resumed)
-              : Checkpoint{config, vocabulary, std::make_shared<SentimentModel>(config, vocabulary.size())};
+              : Checkpoint{config, vocabulary,
+                           std::make_shared<SentimentModel>(config, vocabulary.size(), std::move(ngrams))};
   parallel.broadcast(*checkpoint.model);  // every rank starts from rank 0's weights
   // Dropout differs between ranks (each sees other examples) and is reproducible from the seed.
   if (ranks.world > 1)
     default_generator().seed_with(config.seed * 1000003 + static_cast<uint64_t>(ranks.rank) + 1);
   out << "training on " << examples.size() << " reviews (" << validation.size()
-      << " held out for validation): vocabulary " << vocabulary.size() << " tokens, "
+      << " held out for validation): vocabulary " << vocabulary.size() << " tokens"
+      << (ngram_count > 0 ? " and " + std::to_string(ngram_count) + " n-grams" : std::string()) << ", "
       << checkpoint.model->parameter_count() << " parameters, " << ranks.world << " process(es) x "
       << num_threads() << " thread(s)" << (resume_state ? ", resuming from " + args.resume : "") << "\n";
   out << "config: " << config.to_json().dump() << "\n" << std::flush;
@@ -253,7 +263,8 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
               ? ", " + std::to_string(100 * reduced / std::max(log.seconds, 1e-9)).substr(0, 4) +
                     "% of rank 0's training time in MPI collectives (waiting for the other ranks included)"
               : std::string())
-      << "; saved " << args.out_dir << "/{model.safetensors,config.json,vocab.json}\n";
+      << "; saved " << args.out_dir << "/{model.safetensors,config.json,vocab.json"
+      << (ngram_count > 0 ? ",ngrams.json" : "") << "}\n";
   if (root && !log.epoch_validation.empty()) {
     const std::string plot = args.plot_path();
     plot_epochs(plot, log);
@@ -388,9 +399,13 @@ int main(int argc, char** argv) {
                    "Rows of the hashed n-gram embedding table added to the token embeddings; 0: none")
       ->check(CLI::Range(0, 100000000))
       ->capture_default_str();
-  train->add_option("--ngram-max", config.ngram_max, "Longest n-gram hashed (2: bigrams, 3: and trigrams)")
+  train->add_option("--ngram-max", config.ngram_max, "Longest n-gram (2: bigrams, 3: and trigrams)")
       ->check(CLI::Range(2, 5))
       ->capture_default_str();
+  train->add_flag(
+      "!--hashed-ngrams", config.ngram_vocabulary,
+      "Hash every n-gram into the table's rows (fastText's way) instead of giving the most common "
+      "ones a row each");
   train->add_option("--plot", args.plot,
                     "PNG of the per-epoch loss and accuracy (default: <out>-training.png)");
   train->add_option("--layers", config.num_layers, "Encoder layers")

@@ -1,6 +1,10 @@
 #include "examples/sentiment/model.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <functional>
+#include <map>
 #include <sstream>
 
 #include "examples/common/checkpoint_folder.h"
@@ -31,6 +35,7 @@ json Config::to_json() const {
           {"learnable_positions", learnable_positions},
           {"ngram_buckets", ngram_buckets},
           {"ngram_max", ngram_max},
+          {"ngram_vocabulary", ngram_vocabulary},
           {"batch_size", batch_size},
           {"epochs", epochs},
           {"lr", lr},
@@ -65,10 +70,12 @@ Config Config::from_json(const json& j, const std::string& source) {
   c.validation = 0;
   c.label_smoothing = 0;
   c.ngram_buckets = 0;
+  c.ngram_vocabulary = false;  // models from before it hashed their n-grams
   read("validation", c.validation, true);
   read("validation_seed", c.validation_seed, true);
   read("ngram_buckets", c.ngram_buckets, true);
   read("ngram_max", c.ngram_max, true);
+  read("ngram_vocabulary", c.ngram_vocabulary, true);
   read("num_hiddens", c.num_hiddens);
   read("num_heads", c.num_heads);
   read("ffn_num_hiddens", c.ffn_num_hiddens);
@@ -140,10 +147,20 @@ std::string Config::architecture() const {
     << " ffn_num_hiddens=" << ffn_num_hiddens << " num_layers=" << num_layers
     << " learnable_positions=" << learnable_positions;
   if (ngram_buckets > 0) s << " ngram_buckets=" << ngram_buckets << " ngram_max=" << ngram_max;
+  // The same table read two ways: a hashed model's weights mean nothing to a model with a vocabulary.
+  if (ngram_buckets > 0 && ngram_vocabulary) s << " ngram_vocabulary=1";
   return s.str();
 }
 
-SentimentModel::SentimentModel(const Config& c, int64_t vocab_size) : ngram_max_(c.ngram_max) {
+SentimentModel::SentimentModel(const Config& c, int64_t vocab_size, NgramVocabulary ngram_vocabulary)
+    : ngram_max_(c.ngram_max),
+      hashed_ngrams_(!c.ngram_vocabulary),
+      ngram_vocabulary_(c.ngram_vocabulary ? std::move(ngram_vocabulary) : NgramVocabulary{}) {
+  if (c.ngram_buckets > 0 && static_cast<int64_t>(ngram_vocabulary_.ngrams().size()) >= c.ngram_buckets) {
+    throw ValueError("SentimentModel", std::to_string(ngram_vocabulary_.ngrams().size()) +
+                                           " n-grams do not fit a table of " +
+                                           std::to_string(c.ngram_buckets) + " rows (row 0 is nobody's)");
+  }
   encoder = register_module("encoder", std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
                                            .vocab_size = vocab_size,
                                            .num_hiddens = c.num_hiddens,
@@ -204,10 +221,138 @@ Tensor ngram_rows(const Tensor& tokens, const Tensor& lengths, int64_t buckets, 
   return rows;
 }
 
+namespace {
+
+std::string_view bytes_of(const int64_t* ids, int64_t n) {
+  return {reinterpret_cast<const char*>(ids), static_cast<size_t>(n) * sizeof(int64_t)};
+}
+
+}  // namespace
+
+NgramVocabulary NgramVocabulary::build(const std::vector<std::span<const int64_t>>& documents, int64_t max_n,
+                                       int64_t rows) {
+  if (max_n < 2 || max_n > 5 || rows < 1)
+    throw ValueError("NgramVocabulary", "needs 2 <= max_n <= 5 and at least 1 row");
+  // Documents in which each n-gram occurs (its bytes -> count), and the last document that counted it,
+  // so that an n-gram repeated in one review counts once.
+  struct Seen {
+    int64_t documents = 0;
+    size_t last = SIZE_MAX;
+  };
+  std::unordered_map<std::string, Seen, BytesHash, std::equal_to<>> seen;
+  for (size_t d = 0; d < documents.size(); ++d) {
+    const std::span<const int64_t> ids = documents[d];
+    for (size_t end = 1; end < ids.size(); ++end) {
+      for (int64_t n = 2; n <= max_n && static_cast<int64_t>(end) + 1 >= n; ++n) {
+        const std::string_view key = bytes_of(ids.data() + end + 1 - static_cast<size_t>(n), n);
+        auto it = seen.find(key);
+        if (it == seen.end()) it = seen.emplace(std::string(key), Seen{}).first;
+        if (it->second.last != d) {
+          it->second.last = d;
+          ++it->second.documents;
+        }
+      }
+    }
+  }
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> ranked;  // (-documents, ids): sorts as wanted
+  ranked.reserve(seen.size());
+  for (const auto& [key, s] : seen) {
+    std::vector<int64_t> ids(key.size() / sizeof(int64_t));
+    std::memcpy(ids.data(), key.data(), key.size());
+    ranked.emplace_back(-s.documents, std::move(ids));
+  }
+  const size_t keep = std::min(ranked.size(), static_cast<size_t>(rows - 1));
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end());
+  std::vector<std::vector<int64_t>> ngrams;
+  for (size_t i = 0; i < keep; ++i) ngrams.push_back(std::move(ranked[i].second));
+  return NgramVocabulary(std::move(ngrams));
+}
+
+NgramVocabulary::NgramVocabulary(std::vector<std::vector<int64_t>> ngrams) : ngrams_(std::move(ngrams)) {
+  for (size_t i = 0; i < ngrams_.size(); ++i) {
+    const std::vector<int64_t>& ids = ngrams_[i];
+    if (ids.size() < 2 || ids.size() > 5 ||
+        std::any_of(ids.begin(), ids.end(), [](int64_t id) { return id < 0; }))
+      throw ValueError("NgramVocabulary", "n-gram " + std::to_string(i) + " is not 2 to 5 token ids");
+    if (!row_of_
+             .emplace(std::string(bytes_of(ids.data(), static_cast<int64_t>(ids.size()))),
+                      static_cast<int64_t>(i) + 1)
+             .second)
+      throw ValueError("NgramVocabulary", "n-gram " + std::to_string(i) + " is listed twice");
+  }
+}
+
+int64_t NgramVocabulary::row(const int64_t* ids, int64_t n) const {
+  auto it = row_of_.find(bytes_of(ids, n));
+  return it == row_of_.end() ? 0 : it->second;
+}
+
+Tensor NgramVocabulary::rows(const Tensor& tokens, const Tensor& lengths, int64_t max_n) const {
+  check_tokens("NgramVocabulary::rows", tokens, lengths);
+  if (max_n < 2) throw ValueError("NgramVocabulary::rows", "needs max_n >= 2");
+  const int64_t b = tokens.shape()[0], t = tokens.shape()[1], k = max_n - 1;
+  Tensor out = Tensor::zeros({b, t, k}, DType::Int64);
+  const Tensor ids = tokens.contiguous();
+  const int64_t* id = ids.data_ptr<const int64_t>();
+  int64_t* row_out = out.data_ptr<int64_t>();
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t length = std::min(lengths.at({i}) >= 0 ? static_cast<int64_t>(lengths.at({i})) : 0, t);
+    for (int64_t end = 1; end < length; ++end) {
+      for (int64_t n = 2; n <= max_n && end - n + 1 >= 0; ++n) {
+        row_out[(i * t + end) * k + (n - 2)] = row(id + i * t + end - n + 1, n);
+      }
+    }
+  }
+  return out;
+}
+
+json NgramVocabulary::to_json(const Vocabulary& vocabulary) const {
+  json out = json::array();
+  for (const std::vector<int64_t>& ids : ngrams_) {
+    std::string text;
+    for (int64_t id : ids) text += (text.empty() ? "" : " ") + vocabulary.token(id);
+    out.push_back(std::move(text));
+  }
+  return out;
+}
+
+NgramVocabulary NgramVocabulary::from_json(const json& j, const Vocabulary& vocabulary,
+                                           const std::string& source) {
+  if (!j.is_array()) throw Error("checkpoint", source + " is not a list of n-grams");
+  std::vector<std::vector<int64_t>> ngrams;
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_string())
+      throw Error("checkpoint", source + ": entry " + std::to_string(i) + " is not a string");
+    const std::string& text = j[i].get_ref<const std::string&>();
+    std::vector<int64_t> ids;
+    for (size_t start = 0; start <= text.size();) {
+      const size_t space = std::min(text.find(' ', start), text.size());
+      const std::string token = text.substr(start, space - start);
+      const int64_t id = vocabulary.id(token);
+      if (id == Vocabulary::kUnk && token != vocabulary.token(Vocabulary::kUnk)) {
+        throw Error("checkpoint", source + ": entry " + std::to_string(i) + " (\"" + text + "\") has \"" +
+                                      token + "\", which is not in the vocabulary");
+      }
+      ids.push_back(id);
+      start = space + 1;
+    }
+    if (ids.size() < 2 || ids.size() > 5)
+      throw Error("checkpoint", source + ": entry " + std::to_string(i) + " is not 2 to 5 tokens");
+    ngrams.push_back(std::move(ids));
+  }
+  try {
+    return NgramVocabulary(std::move(ngrams));
+  } catch (const ValueError& e) {
+    throw Error("checkpoint", source + ": " + e.detail());
+  }
+}
+
 Variable SentimentModel::encode(const Tensor& tokens, const Tensor& lengths) {
   Variable x = encoder->embed(tokens);  // (B, T, d), scaled by √d
   if (ngrams) {
-    const Tensor rows = ngram_rows(tokens, lengths, ngrams->options.num_embeddings, ngram_max_);
+    const Tensor rows = hashed_ngrams_
+                            ? ngram_rows(tokens, lengths, ngrams->options.num_embeddings, ngram_max_)
+                            : ngram_vocabulary_.rows(tokens, lengths, ngram_max_);
     // Each position's n-gram vectors, summed (B, T, n-1, d) -> (B, T, d), at the token embedding's scale.
     x = x + sum(ngrams->forward(rows), {2}) * std::sqrt(static_cast<double>(encoder->options.num_hiddens));
   }
@@ -232,12 +377,35 @@ std::string fingerprint(const Vocabulary& v) {
   return s.str();
 }
 
+// The same for the n-grams with rows of their own.
+std::string fingerprint(const NgramVocabulary& v) {
+  size_t h = 0;
+  for (const std::vector<int64_t>& ids : v.ngrams())
+    for (int64_t id : ids) h = h * 1000003u ^ std::hash<int64_t>{}(id);
+  std::ostringstream s;
+  s << v.ngrams().size() << " n-grams, hash " << std::hex << h;
+  return s.str();
+}
+
+bool has_ngram_vocabulary(const Config& c) {
+  return c.ngram_buckets > 0 && c.ngram_vocabulary;
+}
+
 }  // namespace
 
 void Checkpoint::save(const std::filesystem::path& dir, const std::vector<FolderFile>& extra) const {
-  examples::save_checkpoint_folder(
-      dir, config.to_json(), vocabulary.tokens(), *model,
-      {{"architecture", config.architecture()}, {"vocabulary", fingerprint(vocabulary)}}, extra);
+  std::map<std::string, std::string> metadata = {{"architecture", config.architecture()},
+                                                 {"vocabulary", fingerprint(vocabulary)}};
+  std::vector<FolderFile> files = extra;
+  if (has_ngram_vocabulary(config)) {
+    metadata["ngrams"] = fingerprint(model->ngram_vocabulary());
+    try {
+      files.emplace_back("ngrams.json", model->ngram_vocabulary().to_json(vocabulary).dump() + "\n");
+    } catch (const json::exception& e) {
+      throw Error("checkpoint", "cannot save " + dir.string() + ": " + e.what());
+    }
+  }
+  examples::save_checkpoint_folder(dir, config.to_json(), vocabulary.tokens(), *model, metadata, files);
 }
 
 Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
@@ -264,7 +432,16 @@ Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
     throw Error("checkpoint", weights + " was trained with a vocabulary of " + recorded("vocabulary") +
                                   ", but vocab.json has " + fingerprint(vocabulary));
   }
-  auto model = std::make_shared<SentimentModel>(config, vocabulary.size());
+  NgramVocabulary ngrams;
+  if (has_ngram_vocabulary(config)) {
+    const std::string source = (dir / "ngrams.json").string();
+    ngrams = NgramVocabulary::from_json(parse_json(dir / "ngrams.json"), vocabulary, source);
+    if (recorded("ngrams") != fingerprint(ngrams)) {
+      throw Error("checkpoint", weights + " was trained with " + recorded("ngrams") + ", but " + source +
+                                    " has " + fingerprint(ngrams));
+    }
+  }
+  auto model = std::make_shared<SentimentModel>(config, vocabulary.size(), std::move(ngrams));
   optim::load_weights(*model, file, weights);
   model->eval();
   return Checkpoint{config, std::move(vocabulary), std::move(model)};

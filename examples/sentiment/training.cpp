@@ -36,6 +36,14 @@ std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary
   return out;
 }
 
+NgramVocabulary build_ngram_vocabulary(const Config& config, const std::vector<Example>& examples) {
+  if (config.ngram_buckets == 0 || !config.ngram_vocabulary) return {};
+  std::vector<std::span<const int64_t>> documents;
+  documents.reserve(examples.size());
+  for (const Example& e : examples) documents.emplace_back(e.ids);
+  return NgramVocabulary::build(documents, config.ngram_max, config.ngram_buckets);
+}
+
 Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>& indices, int64_t max_len) {
   const int64_t b = static_cast<int64_t>(indices.size());
   int64_t t = 1;

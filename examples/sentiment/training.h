@@ -37,6 +37,10 @@ struct Example {
 std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary,
                             int64_t max_len);
 
+// The n-grams that get rows of their own when config.ngram_vocabulary is set, counted in the training
+// examples alone (as the words are, after truncation); empty when the model hashes its n-grams or has none.
+NgramVocabulary build_ngram_vocabulary(const Config& config, const std::vector<Example>& examples);
+
 struct Batch {
   minigrad::Tensor tokens;   // (B, T) int64, padded with <pad> to the longest review, rounded up to 16
                              // (or to max_len if that is less)

@@ -243,7 +243,9 @@ struct SmallRun {
     examples = encode(reviews, vocabulary, config.max_len);
   }
   Checkpoint make() const {
-    return Checkpoint{config, vocabulary, std::make_shared<SentimentModel>(config, vocabulary.size())};
+    return Checkpoint{config, vocabulary,
+                      std::make_shared<SentimentModel>(config, vocabulary.size(),
+                                                       build_ngram_vocabulary(config, examples))};
   }
 };
 
@@ -469,6 +471,55 @@ BOOST_AUTO_TEST_CASE(ngrams_are_hashed_to_fixed_rows_and_padding_gets_row_zero) 
              rows.select(2, 0).contiguous().to_vector<int64_t>());
 }
 
+BOOST_AUTO_TEST_CASE(the_ngrams_in_the_most_documents_get_rows_of_their_own) {
+  // Bigrams: "5 6" is in all three documents (twice in the first, counted once), "6 7" in two, "7 5" and
+  // "6 5" in one. Trigrams: "5 6 7" in two, the others in one.
+  const std::vector<int64_t> a = {5, 6, 7, 5, 6}, b = {5, 6, 7}, c = {6, 5, 6};
+  const NgramVocabulary v = NgramVocabulary::build({a, b, c}, 3, 4);  // 3 rows besides row 0
+  // Ties ("5 6 7" and "6 7", two documents each) go in the order of their ids.
+  BOOST_TEST((v.ngrams() == std::vector<std::vector<int64_t>>{{5, 6}, {5, 6, 7}, {6, 7}}));
+  BOOST_TEST(v.row(a.data(), 2) == 1);
+  BOOST_TEST(v.row(a.data() + 2, 2) == 0);  // "7 5": no row
+  BOOST_TEST(NgramVocabulary::build({a, b, c}, 2, 1).ngrams().empty());
+
+  // As rows of the table: the first review "5 6 7 5 6", the second "6 5 6" then padding.
+  const Tensor tokens = Tensor::from_vector(std::vector<int64_t>{5, 6, 7, 5, 6, 6, 5, 6, 0, 0}, {2, 5});
+  const Tensor lengths = Tensor::from_vector(std::vector<int64_t>{5, 3}, {2});
+  const Tensor rows = v.rows(tokens, lengths, 3);  // (2, 5, 2): the bigram and the trigram ending at t
+  BOOST_REQUIRE(rows.shape() == (Shape{2, 5, 2}));
+  BOOST_TEST(rows.to_vector<int64_t>() == (std::vector<int64_t>{0, 0, 1, 0, 3, 2, 0, 0, 1, 0,  //
+                                                                0, 0, 0, 0, 1, 0, 0, 0, 0, 0}));
+  expect_error<ShapeError>(
+      [&] { v.rows(tokens.reshape({10}), lengths, 2); },
+      "NgramVocabulary::rows: expects int64 tokens (B, T) and lengths (B), got tokens [10] and lengths [2]");
+
+  // Saved as text and read back through the vocabulary; what does not read back says why.
+  const Vocabulary words({"<pad>", "<unk>", "a", "b", "c", "not", "so", "good"});
+  const nlohmann::json text = v.to_json(words);
+  BOOST_TEST(text.dump() == R"(["not so","not so good","so good"])");
+  BOOST_TEST((NgramVocabulary::from_json(text, words, "ngrams.json").ngrams() == v.ngrams()));
+  expect_error<Error>(
+      [&] { NgramVocabulary::from_json(nlohmann::json::array({"not bad"}), words, "ngrams.json"); },
+      "checkpoint: ngrams.json: entry 0 (\"not bad\") has \"bad\", which is not in the "
+      "vocabulary");
+  expect_error<Error>(
+      [&] {
+        NgramVocabulary::from_json(nlohmann::json::array({"so", "not"}), words, "ngrams.json");
+      },
+      "checkpoint: ngrams.json: entry 0 is not 2 to 5 tokens");
+  expect_error<Error>(
+      [&] {
+        NgramVocabulary::from_json(nlohmann::json::array({"so good", "so good"}), words, "ngrams.json");
+      },
+      "checkpoint: ngrams.json: n-gram 1 is listed twice");
+  expect_error<Error>(
+      [&] {
+        NgramVocabulary::from_json(nlohmann::json::array({nlohmann::json::array({"so"})}), words,
+                                   "ngrams.json");
+      },
+      "checkpoint: ngrams.json: entry 0 is not a string");
+}
+
 BOOST_AUTO_TEST_CASE(a_model_with_ngrams_learns_word_order_and_reports_validation_per_epoch) {
   // The label is in the order of two words: "good not" is positive, "not good" negative — a bag of words
   // cannot tell them apart, a bigram can.
@@ -507,14 +558,30 @@ BOOST_AUTO_TEST_CASE(a_model_with_ngrams_learns_word_order_and_reports_validatio
   checkpoint.save(dir);
   BOOST_TEST(positive_probabilities(*Checkpoint::load(dir).model, validation) ==
              positive_probabilities(*checkpoint.model, validation));
+  // Its n-grams are saved as text, the most common first; a list that is not the one it trained with
+  // (the same length) is refused, as is a missing one.
+  const nlohmann::json saved = nlohmann::json::parse(read_file("test", (dir / "ngrams.json").string()));
+  BOOST_REQUIRE(saved.is_array());
+  BOOST_TEST(saved.size() == checkpoint.model->ngram_vocabulary().ngrams().size());
+  BOOST_TEST((std::find(saved.begin(), saved.end(), "not good") != saved.end()));
+  nlohmann::json reordered = saved;
+  std::swap(reordered[0], reordered[1]);
+  write(dir / "ngrams.json", reordered.dump());
+  expect_error_containing<Error>([&] { Checkpoint::load(dir); }, "model.safetensors was trained with");
+  fs::remove(dir / "ngrams.json");
+  expect_error_containing<Error>([&] { Checkpoint::load(dir); }, "ngrams.json");
+  write(dir / "ngrams.json", saved.dump());
+  BOOST_TEST(positive_probabilities(*Checkpoint::load(dir).model, validation) ==
+             positive_probabilities(*checkpoint.model, validation));
   nlohmann::json old = Config(run.config).to_json();
   old.erase("ngram_buckets");
   old.erase("ngram_max");
+  old.erase("ngram_vocabulary");
   old.erase("validation");
   old.erase("validation_seed");
   write(dir / "config.json", old.dump());
   expect_error_containing<Error>([&] { Checkpoint::load(dir); },
-                                 "ngram_buckets=64 ngram_max=2, but config.json says");
+                                 "ngram_buckets=64 ngram_max=2 ngram_vocabulary=1, but config.json says");
   fs::remove_all(dir);
 }
 
@@ -579,6 +646,9 @@ BOOST_AUTO_TEST_CASE(pretraining_learns_to_fill_in_masked_tokens_and_leaves_the_
     reviews.push_back({text, i % 2});
   }
   SmallRun run(reviews);
+  // Hashed n-grams: a masked token is read mostly through the bigrams with the mask in them, and with no
+  // <unk> in this text an n-gram vocabulary gives those no rows.
+  run.config.ngram_vocabulary = false;
   run.config.pretrain_epochs = 8;
   run.config.pretrain_lr = 1e-2;
   run.config.mask_prob = 0.15;
