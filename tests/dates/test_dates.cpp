@@ -220,11 +220,12 @@ BOOST_AUTO_TEST_CASE(bad_input_and_the_wrong_checkpoint_get_clear_errors) {
   // config.json of another date model than the weights
   fs::copy_file(dir.path / "sentiment" / "model.safetensors", dir.path / "dates" / "model.safetensors",
                 fs::copy_options::overwrite_existing);
-  expect_error_containing<Error>([&] { Checkpoint::load(dir.path / "dates"); },
-                                 "model.safetensors holds a model of max_len=512 num_hiddens=8 num_heads=2 "
-                                 "ffn_num_hiddens=8 num_layers=1 "
-                                 "learnable_positions=0 ngram_buckets=16 ngram_max=2, but config.json says "
-                                 "minigrad-dates");
+  expect_error_containing<Error>(
+      [&] { Checkpoint::load(dir.path / "dates"); },
+      "model.safetensors holds a model of max_len=512 num_hiddens=8 num_heads=2 "
+      "ffn_num_hiddens=8 num_layers=1 "
+      "learnable_positions=0 ngram_buckets=16 ngram_max=2 ngram_vocabulary=1, but config.json says "
+      "minigrad-dates");
   expect_error_containing<Error>([&] { Checkpoint::load(dir.path / "nowhere"); }, "is not a folder");
 }
 
