@@ -396,7 +396,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train
       ->add_option("--ngram-buckets", config.ngram_buckets,
-                   "Rows of the hashed n-gram embedding table added to the token embeddings; 0: none")
+                   "Rows of the n-gram embedding table added to the token embeddings; 0: none")
       ->check(CLI::Range(0, 100000000))
       ->capture_default_str();
   train->add_option("--ngram-max", config.ngram_max, "Longest n-gram (2: bigrams, 3: and trigrams)")
