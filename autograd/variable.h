@@ -332,6 +332,10 @@ struct IsBackwardPair<Backward<A, B>> : std::true_type {};
 template <typename F>
 struct NodeWith final : Node {
   explicit NodeWith(F f) : fn(std::move(f)) {}
+  // Chosen at compile time by the type of the op's backward: a Backward pair runs its first_order half
+  // on Tensors (first order) or its differentiable half on Variables (create_graph); a generic lambda
+  // (<typename G>) is one body called with G = Tensor or G = Variable; a lambda taking only Tensors
+  // has no differentiable form, and create_graph through it throws naming the op.
   Grads backward(const Tensor& g, NeedsGrad needs) const override {
     if constexpr (IsBackwardPair<F>::value) {
       return fn->first_order(g, needs);
