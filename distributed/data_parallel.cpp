@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstring>
 #include <functional>
 #include <string>
 
@@ -60,6 +61,61 @@ void sum_in_place(const Tensor& buffer) {
   }
 }
 
+// Bit r of the result is set when row r of the contiguous gradient (rows × width elements of T, T the
+// unsigned integer of the element's size) has a bit set: a non-zero value (or -0.0, which is harmless:
+// the row is then summed like any other). An OR over the bits vectorises, a float comparison would not.
+template <typename T>
+std::vector<uint64_t> nonzero_rows(const void* data, int64_t rows, int64_t width) {
+  const auto* values = static_cast<const T*>(data);
+  std::vector<uint64_t> bits(static_cast<size_t>((rows + 63) / 64), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    T any = 0;
+    for (int64_t k = 0; k < width; ++k) any |= values[r * width + k];
+    if (any != 0) bits[static_cast<size_t>(r / 64)] |= uint64_t{1} << (r % 64);
+  }
+  return bits;
+}
+
+// Averages one large gradient over the ranks, by rows (see AllReduceOptions::row_sparse_bytes).
+void average_by_rows(const Variable& p, double scale) {
+  const int64_t rows = p.shape()[0], width = p.numel() / std::max<int64_t>(rows, 1);
+  const int64_t row_bytes = width * static_cast<int64_t>(element_size(p.dtype()));
+  if (!p.grad().defined()) {
+    p.set_grad(Tensor::zeros(p.shape(), p.dtype()));
+  } else if (!p.grad().is_contiguous()) {
+    p.set_grad(p.grad().contiguous());
+  }
+  const Tensor& g = p.grad();
+  char* data =
+      static_cast<char*>(g.storage()->data()) + g.offset() * static_cast<int64_t>(element_size(g.dtype()));
+  // The rows that are non-zero on any rank: every rank gets the same set, so all take the same path.
+  std::vector<uint64_t> bits = g.dtype() == DType::Float32 ? nonzero_rows<uint32_t>(data, rows, width)
+                                                           : nonzero_rows<uint64_t>(data, rows, width);
+  timed([&] {
+    MPI_Allreduce(MPI_IN_PLACE, bits.data(), static_cast<int>(bits.size()), MPI_UINT64_T, MPI_BOR,
+                  MPI_COMM_WORLD);
+  });
+  std::vector<int64_t> used;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (bits[static_cast<size_t>(r / 64)] >> (r % 64) & 1) used.push_back(r);
+  }
+  if (2 * static_cast<int64_t>(used.size()) > rows) {  // mostly non-zero: one dense message is cheaper
+    sum_in_place(g);
+    g.mul_(scale);
+    return;
+  }
+  if (used.empty()) return;  // zero everywhere, and its mean is zero
+  const Tensor packed = Tensor::empty({static_cast<int64_t>(used.size()), width}, g.dtype());
+  char* rows_out = static_cast<char*>(packed.storage()->data());
+  for (size_t i = 0; i < used.size(); ++i)
+    std::memcpy(rows_out + static_cast<int64_t>(i) * row_bytes, data + used[i] * row_bytes, row_bytes);
+  sum_in_place(packed);
+  packed.mul_(scale);
+  for (size_t i = 0; i < used.size(); ++i)
+    std::memcpy(data + used[i] * row_bytes, rows_out + static_cast<int64_t>(i) * row_bytes, row_bytes);
+  g.storage()->bump_version();  // written in place, as copy_ would
+}
+
 }  // namespace
 
 void broadcast_parameters(const nn::Module& module, int root) {
@@ -98,12 +154,25 @@ void average_gradients(const std::vector<Variable>& parameters, const AllReduceO
   if (!context.uses_mpi() || context.world_size() == 1) return;
   if (options.bucket_bytes < 1024)
     throw ValueError("average_gradients", "bucket_bytes must be at least 1024");
+  if (options.row_sparse_bytes < 0)
+    throw ValueError("average_gradients", "row_sparse_bytes must be 0 (off) or positive");
   const double scale = 1.0 / context.world_size();
+  // Chosen by shape and dtype alone, which every rank shares, so the ranks make the same calls.
+  auto by_rows = [&](const Variable& p) {
+    return options.row_sparse_bytes > 0 && p.rank() >= 2 &&
+           p.numel() * static_cast<int64_t>(element_size(p.dtype())) >= options.row_sparse_bytes;
+  };
+  for (const Variable& p : parameters) {
+    if (by_rows(p)) {
+      mpi_type(p.dtype());  // float32 or float64, or a named error
+      average_by_rows(p, scale);
+    }
+  }
   for (DType dtype : {DType::Float32, DType::Float64}) {
-    // Parameters of this dtype, packed in order into buckets: [first, last) of `group` at a time.
+    // The other parameters of this dtype, packed in order into buckets: [first, last) of `group` at a time.
     std::vector<const Variable*> group;
     for (const Variable& p : parameters) {
-      if (p.dtype() == dtype) group.push_back(&p);
+      if (p.dtype() == dtype && !by_rows(p)) group.push_back(&p);
     }
     const int64_t capacity =
         std::max<int64_t>(1, options.bucket_bytes / static_cast<int64_t>(element_size(dtype)));

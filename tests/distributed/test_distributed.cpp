@@ -128,7 +128,8 @@ BOOST_AUTO_TEST_CASE(n_ranks_with_b_over_n_each_match_one_process_with_b) {
     const auto [begin, end] = distributed::shard(kBatch, rank, world);
     // The mean over ranks of (share × share's mean loss) is the batch mean divided by the rank count.
     (shared.loss(tokens, labels, begin, end, kBatch) * static_cast<double>(world)).backward();
-    distributed::average_gradients(shared.parameters());
+    // Every matrix summed by rows (the embedding's unused rows left out), the vectors in buckets.
+    distributed::average_gradients(shared.parameters(), {.row_sparse_bytes = 1});
     shared_opt.step();
   }
   // float64: only the order of the additions differs (a sum split in two, then added).
@@ -151,6 +152,45 @@ BOOST_AUTO_TEST_CASE(with_dropout_every_rank_holds_the_same_weights_after_every_
     distributed::average_gradients(model.parameters(), {.bucket_bytes = 1024});  // several buckets
     optimizer.step();
     BOOST_TEST(same_everywhere(fingerprint(model.parameters())), "after step " << step);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(gradients_summed_by_rows_equal_the_dense_sum) {
+  // Each rank's gradients of a (rows, 3) table: a few rows non-zero on one rank only, some on every
+  // rank, the rest zero everywhere; on the last rank no gradient at all for the second table. Summed
+  // by rows (any size qualifies) and as buckets (by rows off), the means must be identical.
+  const int rank = distributed::rank(), world = distributed::world_size();
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (int64_t rows : {int64_t{40}, int64_t{5}}) {  // 40: few rows used, by rows; 5: most used, one message
+      auto make = [&] {
+        std::vector<Variable> params = {Variable(Tensor::zeros({rows, 3}, dtype), true),
+                                        Variable(Tensor::zeros({rows, 3}, dtype), true)};
+        for (size_t i = 0; i < params.size(); ++i) {
+          if (i == 1 && rank == world - 1) continue;  // no gradient here: counts as zeros
+          std::vector<double> g(static_cast<size_t>(rows * 3), 0.0);
+          for (int64_t r = 0; r < rows; ++r) {
+            const bool used = r % 13 == static_cast<int64_t>(rank) || r == 3 || (rows == 5 && r != 4);
+            for (int64_t k = 0; k < 3; ++k)
+              if (used) g[static_cast<size_t>(r * 3 + k)] = 0.25 * (rank + 1) + 0.125 * r - 0.5 * k + i;
+          }
+          params[i].set_grad(Tensor::from_vector(g, {rows, 3}).to(dtype));
+        }
+        return params;
+      };
+      const std::vector<Variable> by_rows = make(), dense = make();
+      distributed::average_gradients(by_rows, {.row_sparse_bytes = 1});
+      distributed::average_gradients(dense, {.row_sparse_bytes = 0});
+      for (size_t i = 0; i < by_rows.size(); ++i) {
+        BOOST_REQUIRE(by_rows[i].grad().defined());
+        const std::vector<double> a = by_rows[i].grad().to_vector(), b = dense[i].grad().to_vector();
+        BOOST_TEST(a == b, dtype_name(dtype) << " rows " << rows << " parameter " << i);
+        // Row 3 is used on every rank: its mean is the mean of the ranks' values.
+        double expected = 0;
+        for (int r = 0; r < world; ++r) expected += 0.25 * (r + 1) + 0.125 * 3 + static_cast<double>(i);
+        if (i == 1) expected -= 0.25 * world + 0.125 * 3 + 1;  // the last rank sent zeros
+        BOOST_TEST(a[9] == expected / world, dtype_name(dtype) << " row 3 of parameter " << i);
+      }
+    }
   }
 }
 
