@@ -1,6 +1,7 @@
 // minigrad-bench: how fast minigrad's kernels are, measured against a reference in the same run.
 //
-//   matmul       GFLOP/s of minigrad::matmul vs a raw cblas_sgemm call, square float32, 64..1024
+//   matmul       GFLOP/s of minigrad::matmul vs a raw cblas_sgemm call, square float32, 64..1024, and the
+//                tall, thin products of a Transformer training step
 //   bandwidth    GB/s of softmax, layer norm and add on 1M+ float32 elements vs a plain memcpy
 //   autograd     ns per tiny op to record it and back-propagate through it, vs the same ops without a graph
 //
@@ -54,6 +55,50 @@ void bench_matmul(double batch_seconds, int rounds) {
     const double flops = 2.0 * n * n * n;
     std::printf("%6lld %16.1f %16.1f %10.3f\n", static_cast<long long>(n), flops / t_minigrad / 1e9,
                 flops / t_blas / 1e9, t_blas / t_minigrad);
+  }
+}
+
+// The products of a training step on 32,768 tokens (bench/train_step.cpp's config S: d 64, FFN 128; and
+// A's 4,096 tokens, d 128, FFN 512), where minigrad splits the work between its threads itself
+// (tensor/matmul.cpp), against one cblas_sgemm call with the same operands, threaded by OpenBLAS.
+void bench_step_products(double batch_seconds, int rounds) {
+  std::printf(
+      "\nmatmul, float32, the products of a training step (tokens x features; GFLOP/s = 2mnk / time)\n");
+  std::printf("%-34s %16s %16s %10s\n", "product", "minigrad GFLOP/s", "cblas GFLOP/s", "ratio");
+  struct Product {
+    const char* name;
+    int64_t m, n, k;
+    bool transpose_a, transpose_b;  // op(A) is m x k, op(B) k x n
+  };
+  const Product products[] = {
+      {"X W^T   32768x64 by (64x64)^T", 32768, 64, 64, false, true},
+      {"X W^T   32768x128 by (64x128)^T", 32768, 64, 128, false, true},
+      {"dY W    32768x128 by 128x64", 32768, 64, 128, false, false},
+      {"dY^T X  (32768x128)^T by 32768x64", 128, 64, 32768, true, false},
+      {"X W^T   4096x128 by (512x128)^T", 4096, 512, 128, false, true},
+      {"dY^T X  (4096x512)^T by 4096x128", 512, 128, 4096, true, false},
+  };
+  for (const Product& p : products) {
+    Generator g(1);
+    // As stored: A (m, k), or (k, m) read transposed; B (k, n), or (n, k) read transposed.
+    const Tensor a =
+        Tensor::normal(p.transpose_a ? Shape{p.k, p.m} : Shape{p.m, p.k}, 0, 1, DType::Float32, &g);
+    const Tensor b =
+        Tensor::normal(p.transpose_b ? Shape{p.n, p.k} : Shape{p.k, p.n}, 0, 1, DType::Float32, &g);
+    const Tensor op_a = p.transpose_a ? a.t() : a, op_b = p.transpose_b ? b.t() : b;
+    std::vector<float> c(static_cast<size_t>(p.m * p.n));
+    const auto [t_minigrad, t_blas] =
+        interleaved([&] { Tensor out = matmul(op_a, op_b); },
+                    [&] {
+                      cblas_sgemm(CblasRowMajor, p.transpose_a ? CblasTrans : CblasNoTrans,
+                                  p.transpose_b ? CblasTrans : CblasNoTrans, p.m, p.n, p.k, 1.0f,
+                                  a.data_ptr<const float>(), a.shape()[1], b.data_ptr<const float>(),
+                                  b.shape()[1], 0.0f, c.data(), p.n);
+                    },
+                    batch_seconds, rounds);
+    const double flops = 2.0 * p.m * p.n * p.k;
+    std::printf("%-34s %16.1f %16.1f %10.3f\n", p.name, flops / t_minigrad / 1e9, flops / t_blas / 1e9,
+                t_blas / t_minigrad);
   }
 }
 
@@ -159,7 +204,10 @@ int main(int argc, char** argv) {
   std::printf("OpenBLAS: %s\n", openblas_get_config());
   std::printf("each figure: median of %d batches of ~%.2f s, minigrad and reference interleaved\n", rounds,
               batch_seconds);
-  if (all || matmul_only) bench_matmul(batch_seconds, rounds);
+  if (all || matmul_only) {
+    bench_matmul(batch_seconds, rounds);
+    bench_step_products(batch_seconds, rounds);
+  }
   if (all || bandwidth_only) bench_bandwidth(batch_seconds, rounds);
   if (all || autograd_only) bench_autograd(batch_seconds, rounds);
   return 0;

@@ -62,6 +62,52 @@ BOOST_AUTO_TEST_CASE(batched_and_broadcast_batches) {
   expect_close(matmul(a, k.transpose(1, 2)), naive_matmul(a, k.transpose(1, 2).contiguous()), 1e-12);
 }
 
+// Large products are split between threads by minigrad (tensor/matmul.cpp): into bands of C's rows, of
+// its columns, or of the sum over k. Each path, with transposed operands, padded leading dimensions and
+// beta != 0, against the textbook sum; 3 threads give uneven pieces and two partial sums over k.
+BOOST_AUTO_TEST_CASE(products_split_between_threads_equal_the_textbook_sum) {
+  struct Case {
+    const char* path;
+    int64_t m, n, k;
+  };
+  const Case cases[] = {{"rows", 1000, 40, 30}, {"columns", 20, 1100, 50}, {"k", 30, 20, 2000}};
+  const int before = num_threads();
+  Generator g(9);
+  for (const int threads : {2, 3}) {
+    set_num_threads(threads);
+    for (const Case& c : cases) {
+      for (const bool ta : {false, true}) {
+        for (const bool tb : {false, true}) {
+          // As stored: A is (m, k), or (k, m) when transposed; B is (k, n) or (n, k); rows padded by 3.
+          const int64_t a_rows = ta ? c.k : c.m, a_cols = ta ? c.m : c.k;
+          const int64_t b_rows = tb ? c.n : c.k, b_cols = tb ? c.k : c.n;
+          const int64_t lda = a_cols + 3, ldb = b_cols + 3, ldc = c.n + 3;
+          const std::vector<double> a = Tensor::normal({a_rows, lda}, 0, 1, DType::Float64, &g).to_vector();
+          const std::vector<double> b = Tensor::normal({b_rows, ldb}, 0, 1, DType::Float64, &g).to_vector();
+          std::vector<double> out = Tensor::normal({c.m, ldc}, 0, 1, DType::Float64, &g).to_vector();
+          const std::vector<double> before_product = out;
+          gemm(ta, tb, c.m, c.n, c.k, 0.5, a.data(), lda, b.data(), ldb, 2.0, out.data(), ldc);
+          double worst = 0;
+          for (int64_t i = 0; i < c.m; ++i) {
+            for (int64_t j = 0; j < c.n; ++j) {
+              double sum = 0;
+              for (int64_t p = 0; p < c.k; ++p)
+                sum += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+              const double expected = 0.5 * sum + 2.0 * before_product[i * ldc + j];
+              worst = std::max(worst, std::abs(out[i * ldc + j] - expected));
+            }
+            for (int64_t j = c.n; j < ldc; ++j)
+              BOOST_REQUIRE(out[i * ldc + j] == before_product[i * ldc + j]);
+          }
+          BOOST_TEST(worst < 1e-10, c.path << " ta=" << ta << " tb=" << tb << " threads=" << threads
+                                           << ": worst error " << worst);
+        }
+      }
+    }
+  }
+  set_num_threads(before);
+}
+
 BOOST_AUTO_TEST_CASE(float32_and_empty_inner_dimension) {
   const Tensor a = Tensor::ones({2, 3}), b = Tensor::ones({3, 4});
   expect_equal(matmul(a, b), std::vector<double>(8, 3));
