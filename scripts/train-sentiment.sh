@@ -9,9 +9,9 @@
 #   scripts/train-sentiment.sh --processes 2                # 2 MPI processes, data-parallel
 #
 # Training runs in one process with a thread per core. --processes N trains data-parallel in N MPI
-# processes (distributed/), each with its share of the cores: 7-10% more tokens/s on this project's
-# 2-core machine, but over 10 seeds its validation accuracy was 0.24 points lower (README, "Training on
-# several processes and machines"), so it is not the default.
+# processes (distributed/), each with its share of the cores: on this project's 2-core machine as fast as
+# one process with two threads for the default model (README, "Training on several processes and
+# machines"), so it is not the default.
 #
 # The dataset is looked for, in order: --dataset PATH or $MINIGRAD_IMDB (the official aclImdb_v1.tar.gz,
 # or an extracted aclImdb folder); ../shared/data/aclImdb_v1.tar.gz beside this repository; a download of
