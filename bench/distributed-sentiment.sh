@@ -2,13 +2,14 @@
 # Training throughput of the sentiment model in three layouts of the same two cores — 1 process × 1
 # thread, 1 process × 2 threads, 2 MPI processes × 1 thread — for the default model and a wider one
 # (d 128, 4 heads, FFN 512, 2 layers). Each run trains --max-steps steps on the IMDB training reviews and
-# reports the trainer's own tokens/s (real tokens over all ranks, per second of training) and, with two
-# processes, rank 0's share of its training time in MPI collectives (all-reduce, and waiting there for the
-# other rank). A fourth layout is the ceiling for 2 × 1: two separate 1 × 1 trainings at once, sharing
-# nothing but the machine (their tokens/s added) — what two processes reach with no communication at
-# all, which on a 2-core machine is less than twice one process (shared caches, memory bandwidth and
-# clock). The layouts alternate within each round, so a change of machine speed touches them alike; the
-# table gives the median over the rounds.
+# reports the trainer's own tokens/s (real tokens over all ranks, per second of training), the time an
+# epoch of the training reviews takes at that speed and, with two processes, rank 0's share of its
+# training time in MPI collectives (all-reduce, and waiting there for the other rank). A fourth layout
+# is the ceiling for 2 × 1: two separate 1 × 1 trainings at once, sharing nothing but the machine (their
+# tokens/s added) — what two processes reach with no communication at all, which on a 2-core machine is
+# less than twice one process (shared caches, memory bandwidth and clock). The layouts alternate within
+# each round, so a change of machine speed touches them alike; the table gives the median over the
+# rounds.
 #
 #   bench/distributed-sentiment.sh [--steps 30] [--rounds 2] [--data data/aclImdb]
 set -euo pipefail
@@ -51,21 +52,25 @@ for round in $(seq 1 "$rounds"); do
       fi
       share=$(grep -oE "[0-9.]+% of rank 0's training time" <<<"$line" | cut -d% -f1 || true)
       results[$model,$layout]+="$tps ${share:--} ;"
+      epoch_tokens=$(grep -oE "an epoch, [0-9]+ tokens" <<<"$line" | head -1 | grep -oE "[0-9]+")
       echo "round $round  $model  $layout: $line"
     done
   done
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 echo
+# The time an epoch takes (its real tokens at the median speed): the same training reviews in every run.
+echo "an epoch: $epoch_tokens real tokens; each cell: tokens/s, and the time an epoch takes at that speed"
 echo "| model | 1 process × 1 thread | 1 process × 2 threads | 2 processes × 1 thread | two 1×1 apart (the ceiling) | 2×1 ÷ 1×1 | 1×2 ÷ 1×1 | apart ÷ 1×1 | rank 0's time in collectives (2×1) |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 ratio() { awk "BEGIN {printf \"%.2f\", $1 / $2}"; }
+cell() { awk "BEGIN {printf \"%d tokens/s, %.1f s/epoch\", $1, $epoch_tokens / $1}"; }
 for model in default wide; do
   declare -A med
   for layout in 1x1 1x2 2x1 apart; do
     med[$layout]=$(tr ';' '\n' <<<"${results[$model,$layout]}" | awk '{print $1}' | median)
   done
   share=$(tr ';' '\n' <<<"${results[$model,2x1]}" | awk '{print $2}' | median)
-  echo "| $model | ${med[1x1]} tokens/s | ${med[1x2]} tokens/s | ${med[2x1]} tokens/s | ${med[apart]} tokens/s |" \
+  echo "| $model | $(cell "${med[1x1]}") | $(cell "${med[1x2]}") | $(cell "${med[2x1]}") | $(cell "${med[apart]}") |" \
     "$(ratio "${med[2x1]}" "${med[1x1]}") | $(ratio "${med[1x2]}" "${med[1x1]}") | $(ratio "${med[apart]}" "${med[1x1]}") | $share% |"
 done

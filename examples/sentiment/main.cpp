@@ -256,9 +256,15 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
     checkpoint.save(args.out_dir, state);
   }
   const double reduced = parallel.collective_seconds() - collective_before;
+  // An epoch's real tokens (what log.tokens counts), for the time an epoch takes at this run's speed.
+  double epoch_tokens = 0;
+  for (const Example& e : examples) epoch_tokens += static_cast<double>(e.ids.size());
+  const double tokens_per_second = log.tokens / std::max(log.seconds, 1e-9);
   out << "trained " << log.steps << " steps in " << std::fixed << std::setprecision(1) << log.seconds
-      << " s: " << std::setprecision(0) << log.tokens / std::max(log.seconds, 1e-9) << " tokens/s on "
-      << ranks.world << " process(es) x " << num_threads() << " thread(s)" << std::setprecision(1)
+      << " s: " << std::setprecision(0) << tokens_per_second << " tokens/s on " << ranks.world
+      << " process(es) x " << num_threads() << " thread(s) (an epoch, " << epoch_tokens
+      << " tokens: " << std::setprecision(1) << epoch_tokens / std::max(tokens_per_second, 1e-9)
+      << " s at this speed)"
       << (ranks.world > 1
               ? ", " + std::to_string(100 * reduced / std::max(log.seconds, 1e-9)).substr(0, 4) +
                     "% of rank 0's training time in MPI collectives (waiting for the other ranks included)"
