@@ -30,7 +30,9 @@ trap 'rm -rf "$out"' EXIT
 declare -A models=([default]="" [wide]="--hiddens 128 --heads 4 --ffn 512 --layers 2")
 declare -A layouts=([1x1]="env MINIGRAD_NUM_THREADS=1" [1x2]="env MINIGRAD_NUM_THREADS=2"
   [2x1]="mpiexec --allow-run-as-root --oversubscribe -np 2 -x MINIGRAD_NUM_THREADS=1")
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $steps steps per run, $rounds round(s)"
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
+echo "machine: $(describe_machine); $steps steps per run, $rounds round(s)"
 declare -A results
 for round in $(seq 1 "$rounds"); do
   for model in default wide; do

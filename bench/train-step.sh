@@ -82,7 +82,9 @@ trap 'rm -rf "$out"' EXIT
 results=$out/results  # every run's result line, prefixed with "round=R"
 
 echo "# minigrad vs PyTorch: one training step of an encoder classifier"
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
+echo "machine: $(describe_machine), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk '$1 > 0.5 { print "warning: the machine is busy (load average " $1 "): other work skews the figures, two threads most" }' /proc/loadavg
 echo "threads: $thread_counts; rounds: $rounds; configurations: $configs"
 echo -n "timed steps per run:"
