@@ -14,6 +14,7 @@
 #include <iomanip>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "examples/common/cli_options.h"
@@ -260,11 +261,15 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   double epoch_tokens = 0;
   for (const Example& e : examples) epoch_tokens += static_cast<double>(e.ids.size());
   const double tokens_per_second = log.tokens / std::max(log.seconds, 1e-9);
+  // A resumed run that had nothing left to do trained no tokens: no speed to project an epoch from.
+  std::ostringstream epoch_time;
+  if (tokens_per_second > 0)
+    epoch_time << " (an epoch, " << std::fixed << std::setprecision(0) << epoch_tokens
+               << " tokens: " << std::setprecision(1) << epoch_tokens / tokens_per_second
+               << " s at this speed)";
   out << "trained " << log.steps << " steps in " << std::fixed << std::setprecision(1) << log.seconds
       << " s: " << std::setprecision(0) << tokens_per_second << " tokens/s on " << ranks.world
-      << " process(es) x " << num_threads() << " thread(s) (an epoch, " << epoch_tokens
-      << " tokens: " << std::setprecision(1) << epoch_tokens / std::max(tokens_per_second, 1e-9)
-      << " s at this speed)"
+      << " process(es) x " << num_threads() << " thread(s)" << epoch_time.str() << std::setprecision(1)
       << (ranks.world > 1
               ? ", " + std::to_string(100 * reduced / std::max(log.seconds, 1e-9)).substr(0, 4) +
                     "% of rank 0's training time in MPI collectives (waiting for the other ranks included)"
