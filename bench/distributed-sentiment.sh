@@ -4,7 +4,8 @@
 # (d 128, 4 heads, FFN 512, 2 layers). Each run trains --max-steps steps on the IMDB training reviews and
 # reports the trainer's own tokens/s (real tokens over all ranks, per second of training), the time an
 # epoch of the training reviews takes at that speed and, with two processes, rank 0's share of its
-# training time in MPI collectives (all-reduce, and waiting there for the other rank). A fourth layout
+# training time in MPI collectives: waiting at each step's end for the other rank, and summing the
+# gradients (what overlapping communication with the backward pass could hide at most). A fourth layout
 # is the ceiling for 2 × 1: two separate 1 × 1 trainings at once, sharing nothing but the machine (their
 # tokens/s added) — what two processes reach with no communication at all, which on a 2-core machine is
 # less than twice one process (shared caches, memory bandwidth and clock). The layouts alternate within
@@ -53,7 +54,8 @@ for round in $(seq 1 "$rounds"); do
         tps=$(sed -E 's/.* s: ([0-9]+) tokens\/s.*/\1/' <<<"$line")
       fi
       share=$(grep -oE "[0-9.]+% of rank 0's training time" <<<"$line" | cut -d% -f1 || true)
-      results[$model,$layout]+="$tps ${share:--} ;"
+      waiting=$(grep -oE "[0-9.]+% waiting" <<<"$line" | cut -d% -f1 || true)
+      results[$model,$layout]+="$tps ${share:--} ${waiting:--} ;"
       epoch_tokens=$(grep -oE "an epoch, [0-9]+ tokens" <<<"$line" | head -1 | grep -oE "[0-9]+")
       echo "round $round  $model  $layout: $line"
     done
@@ -63,7 +65,7 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR
 echo
 # The time an epoch takes (its real tokens at the median speed): the same training reviews in every run.
 echo "an epoch: $epoch_tokens real tokens; each cell: tokens/s, and the time an epoch takes at that speed"
-echo "| model | 1 process × 1 thread | 1 process × 2 threads | 2 processes × 1 thread | two 1×1 apart (the ceiling) | 2×1 ÷ 1×1 | 1×2 ÷ 1×1 | apart ÷ 1×1 | rank 0's time in collectives (2×1) |"
+echo "| model | 1 process × 1 thread | 1 process × 2 threads | 2 processes × 1 thread | two 1×1 apart (the ceiling) | 2×1 ÷ 1×1 | 1×2 ÷ 1×1 | apart ÷ 1×1 | rank 0's time in collectives (2×1): all, waiting, summing |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 ratio() { awk "BEGIN {printf \"%.2f\", $1 / $2}"; }
 cell() { awk "BEGIN {printf \"%d tokens/s, %.1f s/epoch\", $1, $epoch_tokens / $1}"; }
@@ -72,7 +74,10 @@ for model in default wide; do
   for layout in 1x1 1x2 2x1 apart; do
     med[$layout]=$(tr ';' '\n' <<<"${results[$model,$layout]}" | awk '{print $1}' | median)
   done
-  share=$(tr ';' '\n' <<<"${results[$model,2x1]}" | awk '{print $2}' | median)
+  # The 2 × 1 run with the median tokens/s (the lower middle one of an even count) gives the
+  # collectives' shares, so that they add up.
+  read -r _ share waiting < <(tr ';' '\n' <<<"${results[$model,2x1]}" | grep -v '^ *$' | sort -n | sed -n "$(((rounds + 1) / 2))p")
+  summing=$(awk "BEGIN {printf \"%.2f\", $share - $waiting}")
   echo "| $model | $(cell "${med[1x1]}") | $(cell "${med[1x2]}") | $(cell "${med[2x1]}") | $(cell "${med[apart]}") |" \
-    "$(ratio "${med[2x1]}" "${med[1x1]}") | $(ratio "${med[1x2]}" "${med[1x1]}") | $(ratio "${med[apart]}" "${med[1x1]}") | $share% |"
+    "$(ratio "${med[2x1]}" "${med[1x1]}") | $(ratio "${med[1x2]}" "${med[1x1]}") | $(ratio "${med[apart]}" "${med[1x1]}") | $share%, $waiting%, $summing% |"
 done

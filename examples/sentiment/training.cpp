@@ -237,15 +237,21 @@ std::pair<int64_t, int64_t> Ranks::share(int64_t count) const {
 
 namespace {
 
-// The end of a step, the same for pretraining and training: the gradients averaged and `stats` (loss ·
-// count, correct, count, ...) summed over the ranks, then the gradients clipped. A NaN or inf would
+// The end of a step, the same for pretraining and training: `stats` (loss · count, correct, count, ...)
+// summed and the gradients averaged over the ranks, then the gradients clipped. A NaN or inf would
 // poison every weight at the step, so it throws from `op` before the caller steps, with the last good
-// checkpoint still in place (every rank sees the same summed loss and norm, and stops alike).
-void reduce_and_clip(optim::Optimizer& optimizer, const Ranks& ranks, std::span<double> stats, double clip,
-                     const std::string& op, int64_t step, const std::string& lr_option) {
+// checkpoint still in place (every rank sees the same summed loss and norm, and stops alike). Returns the
+// seconds this rank spent in the first of those collectives (TrainingLog::waiting_seconds).
+double reduce_and_clip(optim::Optimizer& optimizer, const Ranks& ranks, std::span<double> stats, double clip,
+                       const std::string& op, int64_t step, const std::string& lr_option) {
+  double waited = 0;
   if (ranks.world > 1) {
-    ranks.average_gradients(optimizer.parameters());
+    // The few stats first: a collective ends only when the slowest rank has joined it, so this one
+    // takes what this rank waits for the others, and the gradients' sum after it only what it costs.
+    const auto start = Clock::now();
     ranks.sum(stats);
+    waited = std::chrono::duration<double>(Clock::now() - start).count();
+    ranks.average_gradients(optimizer.parameters());
   }
   const double loss = stats[0] / stats[2];
   const double norm = optim::clip_grad_norm(optimizer.parameters(), clip);
@@ -255,6 +261,7 @@ void reduce_and_clip(optim::Optimizer& optimizer, const Ranks& ranks, std::span<
                         std::to_string(std::isfinite(loss) ? norm : loss) +
                         "; stopping without taking the step (try a lower " + lr_option + ")");
   }
+  return waited;
 }
 
 }  // namespace
@@ -511,7 +518,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
         if (ranks.world > 1) loss = loss * (n * ranks.world / static_cast<double>(batches[b].size()));
         loss.backward();
       }
-      reduce_and_clip(optimizer, ranks, stats, c.clip, "train", step, "--lr");
+      log.waiting_seconds += reduce_and_clip(optimizer, ranks, stats, c.clip, "train", step, "--lr");
       optimizer.step();
       if (average) average->update();
       ++step;

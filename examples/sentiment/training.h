@@ -115,6 +115,9 @@ struct TrainingLog {
   std::string final_state;                   // with checkpoint_every: the training state at the end
   int64_t steps = 0;                         // steps taken by this call
   double tokens = 0;                         // real (unpadded) tokens trained on, over all ranks
+  // With several ranks: the time this rank waited at each step's end for the slowest rank to finish its
+  // forward and backward (its time in the step's first collective, a sum of a few numbers).
+  double waiting_seconds = 0;
 };
 
 struct TrainOptions {
