@@ -78,6 +78,12 @@ check_resume one
 if [ -n "$mpiexec" ]; then
   check_resume two "$mpiexec" --allow-run-as-root --oversubscribe -np 2
   grep -q "2 process(es)" "$tmp/two-straight.log" && ok || bad "two: not run on 2 ranks: $(head -3 "$tmp/two-straight.log")"
+  # Rank 0's time in collectives is reported whole and in its two parts, which add up to it.
+  shares=$(grep -oE "[0-9.]+% of rank 0's training time in MPI collectives \([0-9.]+% waiting for the slowest rank to end its step, -?[0-9.]+% summing\)" "$tmp/two-straight.log")
+  read -r all waiting summing < <(grep -oE -- "-?[0-9.]+%" <<<"$shares" | tr -d % | tr '\n' ' ')
+  awk -v a="${all:-x}" -v w="${waiting:-x}" -v s="${summing:-x}" \
+    'BEGIN {exit !(a ~ /^[0-9.]+$/ && w >= 0 && s >= 0 && (a - w - s) ^ 2 < 0.0003)}' && ok ||
+    bad "two: the collectives' shares (all, waiting, summing) are '$all' '$waiting' '$summing' in: $(grep trained "$tmp/two-straight.log")"
   # Resuming with another number of processes is refused, saying so.
   out=$("$bin" "${run[@]}" --out "$tmp/two-other" --resume "$tmp/two-killed" 2>&1)
   grep -qF "saved by a run of 2 rank(s); this run has 1" <<<"$out" && ok || bad "rank count: $out"
