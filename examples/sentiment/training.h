@@ -80,11 +80,6 @@ struct Ranks {
 
   // This rank's contiguous share [begin, end) of `count` items (distributed::shard's split).
   std::pair<int64_t, int64_t> share(int64_t count) const;
-  // This rank's share of a batch, dealt like cards: items rank, rank + world, rank + 2·world, ... A
-  // batch runs from its shortest review to its longest, so every rank gets as many reviews as a
-  // contiguous share would give it, but of nearly the same lengths as the others' — and no rank waits
-  // at each step for the one that was given the longest half.
-  std::vector<size_t> deal(const std::vector<size_t>& batch) const;
 };
 
 struct Evaluation {
