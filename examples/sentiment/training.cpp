@@ -44,6 +44,13 @@ NgramVocabulary build_ngram_vocabulary(const Config& config, const std::vector<E
   return NgramVocabulary::build(documents, config.ngram_max, config.ngram_buckets);
 }
 
+int64_t padded_length(int64_t longest, int64_t max_len) {
+  // A multiple of 16: batches then come in a few shapes, whose buffers the allocator recycles, instead of
+  // a new shape (and fresh memory from the kernel) at almost every step. Never past max_len, the length
+  // of the positional-encoding table.
+  return std::min((longest + 15) / 16 * 16, max_len);
+}
+
 Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>& indices, int64_t max_len) {
   const int64_t b = static_cast<int64_t>(indices.size());
   int64_t t = 1;
@@ -52,10 +59,7 @@ Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>
     throw ValueError("make_batch", "an example has " + std::to_string(t) + " tokens, more than max_len " +
                                        std::to_string(max_len));
   }
-  // Round the length up to a multiple of 16: batches then come in a few shapes, whose buffers the
-  // allocator recycles, instead of a new shape (and fresh memory from the kernel) at almost every step.
-  // Never past max_len, the length of the positional-encoding table.
-  t = std::min((t + 15) / 16 * 16, max_len);
+  t = padded_length(t, max_len);
   Batch batch{Tensor::zeros({b, t}, DType::Int64), Tensor::empty({b}, DType::Int64),
               Tensor::empty({b}, DType::Int64)};
   int64_t* tokens = batch.tokens.data_ptr<int64_t>();
@@ -235,7 +239,72 @@ std::pair<int64_t, int64_t> Ranks::share(int64_t count) const {
   return {begin, begin + base + (rank < extra ? 1 : 0)};
 }
 
+std::pair<int64_t, int64_t> Ranks::share(std::span<const int64_t> lengths,
+                                         const std::function<int64_t(int64_t longest)>& review_cost) const {
+  const std::vector<int64_t> cuts = balanced_cuts(lengths, world, review_cost);
+  return {cuts[static_cast<size_t>(rank)], cuts[static_cast<size_t>(rank) + 1]};
+}
+
+int64_t review_cost(const Config& config, int64_t longest) {
+  const int64_t d = config.num_hiddens, t = padded_length(longest, config.max_len);
+  return config.num_layers * t * (4 * d * d + 2 * d * config.ffn_num_hiddens + 2 * d * t);
+}
+
+std::vector<int64_t> balanced_cuts(std::span<const int64_t> lengths, int world,
+                                   const std::function<int64_t(int64_t longest)>& review_cost) {
+  if (world < 1) throw ValueError("balanced_cuts", "world must be positive, got " + std::to_string(world));
+  const auto n = static_cast<int64_t>(lengths.size());
+  std::vector<int64_t> cuts(static_cast<size_t>(world) + 1);
+  if (n <= world) {  // a review each while they last
+    for (size_t r = 0; r < cuts.size(); ++r) cuts[r] = std::min(static_cast<int64_t>(r), n);
+    return cuts;
+  }
+  // Cuts greedily within a budget: each share but the last takes reviews while it costs no more than the
+  // budget and leaves one for each share after it; the last takes the rest. Returns the costliest share's
+  // cost. If any cutting keeps every share within the budget, this one does: by induction, none of its
+  // cuts falls before that cutting's, so its last share is part of that cutting's last.
+  auto cut_within = [&](int64_t budget) {
+    int64_t costliest = 0;
+    for (int r = 0; r < world; ++r) {
+      const bool last = r + 1 == world;
+      const int64_t begin = cuts[static_cast<size_t>(r)], limit = last ? n : n - (world - 1 - r);
+      int64_t end = begin + 1, longest = lengths[static_cast<size_t>(begin)];
+      for (; end < limit; ++end) {
+        const int64_t longer = std::max(longest, lengths[static_cast<size_t>(end)]);
+        if (!last && (end + 1 - begin) * review_cost(longer) > budget) break;
+        longest = longer;
+      }
+      cuts[static_cast<size_t>(r) + 1] = end;
+      costliest = std::max(costliest, (end - begin) * review_cost(longest));
+    }
+    return costliest;
+  };
+  // The least budget that greedy cutting keeps to, by bisection: `low` is too little, `high` enough (the
+  // whole batch as one share costs more than any share of it).
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  int64_t low = 0, high = n * review_cost(longest);
+  while (high - low > 1) {
+    const int64_t budget = low + (high - low) / 2;
+    (cut_within(budget) <= budget ? high : low) = budget;
+  }
+  cut_within(high);
+  return cuts;
+}
+
 namespace {
+
+// This rank's share of a training batch: the whole batch in a world of one. Contiguous parts, which pad
+// least (reviews dealt to the ranks in turn made every rank pad to the batch's longest: README), cut so
+// that they cost the ranks about the same: the rank with the batch's longest reviews takes fewer.
+std::vector<size_t> share_of_batch(const std::vector<size_t>& batch, const std::vector<Example>& examples,
+                                   const Config& config, const Ranks& ranks) {
+  if (ranks.world == 1) return batch;
+  std::vector<int64_t> lengths;
+  for (size_t i : batch) lengths.push_back(static_cast<int64_t>(examples[i].ids.size()));
+  const auto [begin, end] =
+      ranks.share(lengths, [&](int64_t longest) { return review_cost(config, longest); });
+  return {batch.begin() + begin, batch.begin() + end};
+}
 
 // The end of a step, the same for pretraining and training: `stats` (loss · count, correct, count, ...)
 // summed and the gradients averaged over the ranks, then the gradients clipped. A NaN or inf would
@@ -329,8 +398,7 @@ PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& exam
     const std::vector<std::vector<size_t>> batches =
         training_batches(examples, c.batch_size, order_generator);
     for (size_t b = 0; b < batches.size() && step < total; ++b) {
-      const auto [begin, end] = ranks.share(static_cast<int64_t>(batches[b].size()));
-      const std::vector<size_t> mine(batches[b].begin() + begin, batches[b].begin() + end);
+      const std::vector<size_t> mine = share_of_batch(batches[b], examples, c, ranks);
       optimizer.set_learning_rate(schedule.at(step));
       optimizer.zero_grad();
       std::array<double, 4> stats = {0, 0, 0, 0};  // loss · predictions, correct, predictions, tokens
@@ -498,12 +566,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
         training_batches(examples, c.batch_size, order_generator);
     const size_t first = epoch == at.epoch ? static_cast<size_t>(at.batch) : 0;
     for (size_t b = first; b < batches.size() && step < total; ++b) {
-      // This rank's share of the batch: the whole batch in a world of one. A contiguous part, though the
-      // last rank then gets the longest reviews: some rank gets the batch's longest review and pads to
-      // it, and with a contiguous split the others pad less (reviews dealt alternately made every rank
-      // pad to the longest, and measured no faster: README).
-      const auto [begin, end] = ranks.share(static_cast<int64_t>(batches[b].size()));
-      const std::vector<size_t> mine(batches[b].begin() + begin, batches[b].begin() + end);
+      const std::vector<size_t> mine = share_of_batch(batches[b], examples, c, ranks);
       optimizer.set_learning_rate(schedule.at(step));
       optimizer.zero_grad();
       std::array<double, 4> stats = {0, 0, 0, 0};  // loss · examples, correct, examples, tokens

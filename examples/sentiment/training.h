@@ -49,6 +49,10 @@ struct Batch {
   int64_t token_count = 0;   // real (unpadded) tokens
 };
 
+// The length a batch whose longest review has `longest` tokens is padded to: rounded up to a multiple
+// of 16, but never past max_len.
+int64_t padded_length(int64_t longest, int64_t max_len);
+
 // Examples must have at most max_len tokens; the padded length never exceeds max_len.
 Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>& indices, int64_t max_len);
 
@@ -80,7 +84,26 @@ struct Ranks {
 
   // This rank's contiguous share [begin, end) of `count` items (distributed::shard's split).
   std::pair<int64_t, int64_t> share(int64_t count) const;
+  // This rank's contiguous share [begin, end) of a batch of reviews `lengths` tokens long: balanced_cuts'.
+  std::pair<int64_t, int64_t> share(std::span<const int64_t> lengths,
+                                    const std::function<int64_t(int64_t longest)>& review_cost) const;
 };
+
+// The multiply-adds of the encoder's matrix products, forward, for one review of a batch whose longest
+// review has `longest` tokens, so that it is padded to T = padded_length(longest, config.max_len): per
+// layer and token, the attention projections and the feed-forward network (4d² + 2d·FFN) and attention's
+// scores and weighted sums (2d·T). The backward pass costs about twice that, in the same proportions, so
+// it also weighs whole steps against each other.
+int64_t review_cost(const Config& config, int64_t longest);
+
+// Cuts a batch of reviews lengths[i] tokens long into `world` contiguous shares [cuts[r], cuts[r + 1])
+// so that the costliest share costs as little as possible. Every review in a share is padded to the
+// share's longest, so a share costs its size × review_cost(its longest review's length), which must be
+// positive and grow with the length. Equal halves of a batch sorted by length can differ by a whole
+// padding step of 16 tokens; then the rank with the longer reviews should take fewer of them. Every
+// share holds a review if there are enough of them.
+std::vector<int64_t> balanced_cuts(std::span<const int64_t> lengths, int world,
+                                   const std::function<int64_t(int64_t longest)>& review_cost);
 
 struct Evaluation {
   int64_t count = 0;
