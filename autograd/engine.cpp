@@ -131,7 +131,7 @@ const Tensor& data_of(const Variable& v) {
 // What a pass does with the gradients that reach their destinations.
 template <typename G>
 struct Sinks {
-  std::function<void(VariableImpl& leaf, const G& g)> leaf;                // a leaf that requires grad
+  std::function<void(VariableImpl& leaf, G g)> leaf;                       // a leaf that requires grad
   std::function<void(const Node& node, const G& total)> node_output = {};  // before `node` runs
 };
 
@@ -162,7 +162,7 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<G> seeds, bool r
     for (size_t i = 0; i < input_grads.size(); ++i) {
       const Edge& edge = node.inputs[i];
       if (!input_grads[i].defined()) continue;
-      if (edge.leaf) sinks.leaf(*edge.leaf, input_grads[i]);
+      if (edge.leaf) sinks.leaf(*edge.leaf, std::move(input_grads[i]));
       if (edge.node) add_into(grads[order.slot_of.at(edge.node.get())], std::move(input_grads[i]));
     }
     if (!retain_graph) node.release();
@@ -171,15 +171,23 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<G> seeds, bool r
 
 // ---- the two ways a leaf receives its gradient in backward() ----
 
-// Adds a gradient into a leaf's .grad. The first gradient is copied, because a backward function may
-// hand the same tensor to several inputs (add does) and the leaf's .grad must be its own buffer for the
-// in-place accumulation of later backward calls.
-void accumulate_into_leaf(VariableImpl& leaf, const Tensor& g) {
+// Whether `g` is the only handle on its buffer and spans all of it, so that a leaf can keep it as its .grad.
+bool owns_whole_buffer(const Tensor& g) {
+  return g.storage().use_count() == 1 && g.is_contiguous() && g.offset() == 0 &&
+         static_cast<size_t>(g.numel()) * element_size(g.dtype()) == g.storage()->nbytes();
+}
+
+// Adds a gradient into a leaf's .grad, which must be a buffer of its own: later backward calls add into
+// it in place. A gradient that something else also holds is copied: a backward function may hand the same
+// tensor to several inputs (add does) or pass its upstream gradient through (reshape does). One that
+// nothing else holds is kept as it is, as PyTorch's AccumulateGrad does: an embedding's gradient is a
+// fresh table-sized buffer, and copying it was one more pass over the whole table at every step.
+void accumulate_into_leaf(VariableImpl& leaf, Tensor g) {
   leaf.grad_with_graph = nullptr;  // a first-order pass leaves a gradient without a graph
-  if (!leaf.grad.defined()) {
-    leaf.grad = g.clone();
-  } else {
+  if (leaf.grad.defined()) {
     leaf.grad.add_(g);
+  } else {
+    leaf.grad = owns_whole_buffer(g) ? std::move(g) : g.clone();
   }
 }
 

@@ -65,6 +65,32 @@ BOOST_AUTO_TEST_CASE(leaf_gradients_do_not_share_buffers) {
   expect_equal(b.grad(), {1});
 }
 
+BOOST_AUTO_TEST_CASE(a_leaf_never_keeps_a_gradient_that_someone_else_holds) {
+  // The engine keeps a gradient nothing else holds as the leaf's .grad instead of copying it. The
+  // caller's upstream gradient, passed straight through by reshape's backward or to a leaf root, is held
+  // by the caller: writing into it later must not change .grad, and .grad must not write into it.
+  Tensor upstream = Tensor::from_values({1, 2, 3, 4}, {2, 2}, F64);
+  Variable x = leaf({1, 2, 3, 4}, {4});
+  reshape(x, {2, 2}).backward(upstream);  // reshape's backward is a view of `upstream`
+  BOOST_TEST(!x.grad().shares_storage_with(upstream));
+  upstream.fill_(-1);
+  expect_equal(x.grad(), {1, 2, 3, 4});
+
+  Variable root = leaf({5, 6}, {2});
+  Tensor seed = Tensor::from_values({7, 8}, {2}, F64);
+  root.backward(seed);
+  root.backward(seed);  // accumulates in place into .grad: seed must stay as it was
+  expect_equal(seed, {7, 8});
+  expect_equal(root.grad(), {14, 16});
+
+  // A fresh gradient is kept, and later calls still accumulate into it.
+  Variable table = leaf({1, 2, 3, 4, 5, 6}, {3, 2});
+  const Tensor ids = Tensor::from_values({0, 2, 0}, {3}, DType::Int64);
+  sum(embedding(table, ids)).backward();
+  sum(embedding(table, ids) * 2.0).backward();
+  expect_equal(table.grad(), {6, 6, 0, 0, 3, 3});
+}
+
 BOOST_AUTO_TEST_CASE(the_graph_is_freed_after_backward_unless_retained) {
   Variable x = leaf({1, 2}, {2});
   Variable y = sum(exp(x));
