@@ -110,30 +110,36 @@ BOOST_AUTO_TEST_CASE(ops_with_backward_ops_of_their_own_have_third_derivatives) 
   }
 }
 
+// square's named backward op, 2·g·x, with a wrong derivative of its own: d/dx should be 2g, this says
+// g·(x + 2). Right values, wrong second derivative everywhere.
+Variable bad_square_backward(const Variable& g, const Variable& x) {
+  return record(
+      "bad_square_backward", mul(mul(g.data(), x.data()), 2.0), {g, x},
+      [sg = SavedTensor(g), sx = SavedTensor(x)](const Variable& gg, NeedsGrad needs) -> VariableGrads {
+        return {needs[0] ? bad_square_backward(gg, sx.variable()) : Variable(),
+                needs[1] ? mul(mul(gg, sg.variable()), add(sx.variable(), 2.0)) : Variable()};
+      });
+}
+
 BOOST_AUTO_TEST_CASE(gradgradcheck_catches_a_wrong_second_derivative) {
-  // A square whose differentiable backward is 2x + x² instead of 2x: right values at x = 0 only, wrong
-  // second derivative everywhere.
   auto bad_square = [](const std::vector<Variable>& in) {
     const Variable& x = in[0];
     return record("bad_square", mul(x.data(), x.data()), {x},
-                  Backward{[sx = SavedTensor(x)](const Tensor& g, NeedsGrad) -> Grads {
-                             return {mul(mul(g, sx.get()), 2.0)};
-                           },
-                           [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
-                             const Variable x = sx.variable();
-                             return {mul(g, add(mul(x, 2.0), mul(x, x)))};
-                           }});
+                  [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+                    return {bad_square_backward(g, sx.variable())};
+                  });
   };
   BOOST_TEST(gradcheck(bad_square, {random_leaf({3}, 1)}).passed);  // first order is right
   BOOST_TEST(!gradgradcheck(bad_square, {random_leaf({3}, 1)}).passed);
 }
 
-// The README's "Writing an op" example: a user's op with the same mechanism as minigrad's.
+// docs/writing-an-op.md's example: a user's op with the same mechanism as minigrad's.
 Variable cube(const Variable& x) {
-  return record("cube", pow(x.data(), 3.0), {x}, [sx = SavedTensor(x)]<typename G>(const G& g, NeedsGrad) {
-    const G x = sx.as<G>();
-    return GradsOf<G>{mul(mul(g, mul(x, x)), 3.0)};  // d(x³)/dx = 3x²
-  });
+  return record("cube", pow(x.data(), 3.0), {x},
+                [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+                  const Variable x = sx.variable();
+                  return {mul(mul(g, mul(x, x)), 3.0)};  // d(x³)/dx = 3x²
+                });
 }
 
 BOOST_AUTO_TEST_CASE(a_user_op_checked_with_the_testing_header) {
