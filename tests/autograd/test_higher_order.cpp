@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "autograd/testing.h"
-#include "examples/gradcheck/cases.h"
 #include "test_helpers.h"
+#include "tests/gradcheck/cases.h"
 
 using namespace minigrad;
 using namespace minigrad::testing;
@@ -81,12 +81,22 @@ BOOST_AUTO_TEST_CASE(every_op_and_layer_passes_gradgradcheck) {
 }
 
 BOOST_AUTO_TEST_CASE(ops_with_backward_ops_of_their_own_have_third_derivatives) {
-  // gelu, embedding and slice compute their gradients with ops of their own (gelu_backward,
-  // embedding_backward, slice_backward). gradgradcheck of f's gradient checks f's third derivatives, so
-  // it goes through those ops' differentiable backward and through their gradients again.
+  // These ops compute their gradients with named backward ops (gelu_backward, tanh_backward, ...), each
+  // an op with a derivative of its own. gradgradcheck of f's gradient checks f's third derivatives, so it
+  // goes through those ops' own backward and through their gradients again.
   const Tensor ids = Tensor::from_vector<int64_t>({0, 2, 1, 2, 3}, {5});
+  const Tensor targets = Tensor::from_vector<int64_t>({2, 0, 1, 2}, {4});
+  auto positive = [](const Variable& x) { return add(mul(x, x), 0.5); };
   const std::vector<std::pair<std::string, GradcheckFunction>> cases = {
       {"gelu", [](const std::vector<Variable>& in) { return gelu(in[0]); }},
+      {"tanh", [](const std::vector<Variable>& in) { return tanh(in[0]); }},
+      {"sigmoid", [](const std::vector<Variable>& in) { return sigmoid(in[0]); }},
+      {"sqrt", [&](const std::vector<Variable>& in) { return sqrt(positive(in[0])); }},
+      {"pow", [&](const std::vector<Variable>& in) { return pow(positive(in[0]), 2.5); }},
+      {"softmax", [](const std::vector<Variable>& in) { return softmax(in[0], 1); }},
+      {"log_softmax", [](const std::vector<Variable>& in) { return log_softmax(in[0], 0); }},
+      {"cross_entropy", [&](const std::vector<Variable>& in) { return cross_entropy(in[0], targets); }},
+      {"max", [](const std::vector<Variable>& in) { return mul(max(in[0], 1), max(in[0], 1)); }},
       {"embedding",
        [&](const std::vector<Variable>& in) {
          const Variable rows = embedding(in[0], ids, /*padding_idx=*/1);
