@@ -117,6 +117,7 @@ class AnomalyChecksOff {
 // Runs one node's backward function, naming the node in any error about tensors modified in place.
 VariableGrads call_backward(const Node& node, const Variable& grad_output) {
   try {
+    if (!AnomalyMode::is_enabled()) return node.backward(grad_output, NeedsGrad(node));
     AnomalyChecksOff checks_off;
     return node.backward(grad_output, NeedsGrad(node));
   } catch (const ModifiedInPlaceError& e) {
@@ -230,24 +231,26 @@ void accumulate_into_leaf(VariableImpl& leaf, Variable g) {
   // Take the tensor out of the Variable when no other handle sees that Variable.
   Tensor t = g.impl().use_count() == 1 ? std::move(g.impl()->data) : g.data();
   g = Variable();
-  leaf.grad_with_graph = nullptr;  // a first-order pass leaves a gradient without a graph
-  if (leaf.grad.defined()) {
-    leaf.grad.add_(t);
+  VariableImpl::Extras& extras = leaf.extras_to_write();
+  extras.grad_with_graph = nullptr;  // a first-order pass leaves a gradient without a graph
+  if (extras.grad.defined()) {
+    extras.grad.add_(t);
   } else {
-    leaf.grad = owns_whole_buffer(t) ? std::move(t) : t.clone();
+    extras.grad = owns_whole_buffer(t) ? std::move(t) : t.clone();
   }
 }
 
 // With create_graph: the leaf's gradient as a Variable with a graph, and its value in .grad.
 void accumulate_into_leaf_with_graph(VariableImpl& leaf, Variable g) {
+  VariableImpl::Extras& extras = leaf.extras_to_write();
   Variable total = std::move(g);
-  if (leaf.grad_with_graph) {
-    total = add(Variable(leaf.grad_with_graph), total);
-  } else if (leaf.grad.defined()) {
-    total = add(Variable(leaf.grad), total);
+  if (extras.grad_with_graph) {
+    total = add(Variable(extras.grad_with_graph), total);
+  } else if (extras.grad.defined()) {
+    total = add(Variable(extras.grad), total);
   }
-  leaf.grad_with_graph = total.impl();
-  leaf.grad = total.data().clone();
+  extras.grad_with_graph = total.impl();
+  extras.grad = total.data().clone();
 }
 
 }  // namespace

@@ -6,12 +6,19 @@
 
 namespace minigrad {
 
+namespace detail {
+// The switches themselves, one per thread; read through GradMode and AnomalyMode (inline: every op
+// reads both).
+inline thread_local bool grad_mode_enabled = true;
+inline thread_local bool anomaly_mode_enabled = false;
+}  // namespace detail
+
 // Whether ops record graph nodes on this thread. On by default. An ordinary backward() runs the
 // backward functions with it off, so they record nothing; backward({.create_graph = true}) turns it on.
 class GradMode {
  public:
-  static bool is_enabled();
-  static void set_enabled(bool enabled);
+  static bool is_enabled() { return detail::grad_mode_enabled; }
+  static void set_enabled(bool enabled) { detail::grad_mode_enabled = enabled; }
 };
 
 // Sets grad mode on this thread for the guard's lifetime.
@@ -37,8 +44,8 @@ class NoGradGuard : public GradModeGuard {
 // cost is one thread-local bool test per op.
 class AnomalyMode {
  public:
-  static bool is_enabled();
-  static void set_enabled(bool enabled);
+  static bool is_enabled() { return detail::anomaly_mode_enabled; }
+  static void set_enabled(bool enabled) { detail::anomaly_mode_enabled = enabled; }
 };
 
 // Thrown in anomaly mode when an op's forward or backward produces a NaN or an infinity.

@@ -16,7 +16,7 @@ std::string to_dot(const Variable& root) {
     auto [it, added] = ids.try_emplace(&leaf, "leaf" + std::to_string(ids.size()));
     if (added) {
       out << "  " << it->second << " [shape=ellipse, style=filled, fillcolor=\"#cfe2ff\", label=\""
-          << (leaf.name.empty() ? "leaf" : leaf.name) << "\\n"
+          << (leaf.extras && !leaf.extras->name.empty() ? leaf.extras->name : "leaf") << "\\n"
           << describe(leaf.data.shape(), leaf.data.dtype()) << "\\nrequires_grad\"];\n";
     }
     return it->second;

@@ -4,10 +4,10 @@
 
 namespace minigrad {
 
-Variable::Variable(Tensor data, bool requires_grad) : impl_(std::make_shared<VariableImpl>()) {
+Variable::Variable(Tensor data, bool requires_grad) {
   if (!data.defined()) throw ValueError("Variable", "cannot wrap an undefined tensor");
-  impl_->data = std::move(data);
-  set_requires_grad(requires_grad);
+  impl_ = std::make_shared<VariableImpl>(std::move(data));
+  if (requires_grad) set_requires_grad(true);
 }
 
 void Variable::check_defined(std::string_view op) const {
@@ -28,13 +28,13 @@ void Variable::set_data(Tensor data) const {
         "set_data", "a value that requires grad must be float, got " + std::string(dtype_name(data.dtype())));
   }
   impl_->data = std::move(data);
-  impl_->grad = Tensor();
-  impl_->grad_with_graph = nullptr;
+  impl_->extras.reset();
 }
 
 const Tensor& Variable::grad() const {
   check_defined("grad");
-  return impl_->grad;
+  static const Tensor none;
+  return impl_->extras ? impl_->extras->grad : none;
 }
 
 void Variable::set_grad(Tensor grad) const {
@@ -43,20 +43,24 @@ void Variable::set_grad(Tensor grad) const {
     throw ShapeError("set_grad", "a gradient " + describe(grad.shape(), grad.dtype()) + " for a value " +
                                      describe(shape(), dtype()));
   }
-  impl_->grad = std::move(grad);
-  impl_->grad_with_graph = nullptr;
+  VariableImpl::Extras& extras = impl_->extras_to_write();
+  extras.grad = std::move(grad);
+  extras.grad_with_graph = nullptr;
 }
 
 void Variable::zero_grad() const {
   check_defined("zero_grad");
-  impl_->grad = Tensor();
-  impl_->grad_with_graph = nullptr;
+  if (impl_->extras) {
+    impl_->extras->grad = Tensor();
+    impl_->extras->grad_with_graph = nullptr;
+  }
 }
 
 Variable Variable::grad_variable() const {
   check_defined("grad_variable");
-  if (impl_->grad_with_graph) return Variable(impl_->grad_with_graph);
-  return impl_->grad.defined() ? Variable(impl_->grad) : Variable();
+  if (!impl_->extras) return Variable();
+  if (impl_->extras->grad_with_graph) return Variable(impl_->extras->grad_with_graph);
+  return impl_->extras->grad.defined() ? Variable(impl_->extras->grad) : Variable();
 }
 
 bool Variable::requires_grad() const {
@@ -90,12 +94,13 @@ const std::shared_ptr<Node>& Variable::grad_fn() const {
 
 const std::string& Variable::name() const {
   check_defined("name");
-  return impl_->name;
+  static const std::string none;
+  return impl_->extras ? impl_->extras->name : none;
 }
 
 const Variable& Variable::set_name(std::string name) const {
   check_defined("set_name");
-  impl_->name = std::move(name);
+  impl_->extras_to_write().name = std::move(name);
   return *this;
 }
 

@@ -25,13 +25,26 @@ struct Node;
 
 // What a Variable handle points at.
 struct VariableImpl {
+  VariableImpl() = default;
+  explicit VariableImpl(Tensor value) : data(std::move(value)) {}
+
   Tensor data;
-  Tensor grad;                    // accumulated d(output)/d(this); leaves only
   std::shared_ptr<Node> grad_fn;  // the op that produced this value; null for leaves
   bool requires_grad = false;
-  std::string name;  // optional, shown in graph exports
-  // The gradient with the graph of its own computation, set by backward({.create_graph = true}).
-  std::shared_ptr<VariableImpl> grad_with_graph;
+
+  // What only some Variables have: a leaf's gradient, and a name. Every op's result is a VariableImpl,
+  // in the forward pass and in the backward pass, so these live apart, allocated when first set.
+  struct Extras {
+    Tensor grad;  // accumulated d(output)/d(this); leaves only
+    // The gradient with the graph of its own computation, set by backward({.create_graph = true}).
+    std::shared_ptr<VariableImpl> grad_with_graph;
+    std::string name;  // optional, shown in graph exports
+  };
+  std::unique_ptr<Extras> extras;
+  Extras& extras_to_write() {
+    if (!extras) extras = std::make_unique<Extras>();
+    return *extras;
+  }
 };
 
 struct BackwardOptions {

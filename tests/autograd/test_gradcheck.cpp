@@ -1,7 +1,7 @@
 // Every differentiable op passes gradcheck in float64 with PyTorch's tolerances and a random upstream
 // gradient, on several random draws of shapes; and gradcheck itself catches wrong gradients.
-#include "tests/gradcheck/cases.h"
 #include "test_helpers.h"
+#include "tests/gradcheck/cases.h"
 
 using namespace minigrad;
 using namespace minigrad::testing;
