@@ -5,7 +5,10 @@
 #pragma once
 
 #include "autograd/functions.h"
+#include "autograd/grad.h"
+#include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"
+#include "autograd/graph.h"
 #include "autograd/graphviz.h"
 #include "autograd/variable.h"
 #include "nn/nn.h"

@@ -1,8 +1,8 @@
-// Anomaly mode's checks (see AnomalyMode in autograd/variable.h): is a result finite, and if not, which
+// Anomaly mode's checks (see AnomalyMode in autograd/grad_mode.h): is a result finite, and if not, which
 // op made it and which ops made that op's inputs.
 #pragma once
 
-#include "autograd/variable.h"
+#include "autograd/graph.h"
 
 namespace minigrad {
 

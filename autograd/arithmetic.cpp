@@ -1,6 +1,4 @@
 // Arithmetic. A broadcast input's gradient is the output gradient summed back to the input's shape.
-// Every backward here is one generic lambda: the same formula serves the Tensor (first-order) pass and
-// the Variable (create_graph) pass, where its ops are recorded and can be differentiated again.
 #include <cmath>
 
 #include "autograd/functions.h"
@@ -9,17 +7,17 @@
 namespace minigrad {
 
 Variable add(const Variable& a, const Variable& b) {
+  // d(a + b)/da = d(a + b)/db = 1
   return record("add", add(a.data(), b.data()), {a, b},
-                [sa = a.shape(), sb = b.shape()]<typename G>(const G& g, NeedsGrad needs) {
-                  // d(a + b)/da = d(a + b)/db = 1
-                  return GradsOf<G>{needs[0] ? sum_to(g, sa) : G(), needs[1] ? sum_to(g, sb) : G()};
+                [sa = a.shape(), sb = b.shape()](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  return {needs[0] ? sum_to(g, sa) : Variable(), needs[1] ? sum_to(g, sb) : Variable()};
                 });
 }
 
 Variable sub(const Variable& a, const Variable& b) {
   return record("sub", sub(a.data(), b.data()), {a, b},
-                [sa = a.shape(), sb = b.shape()]<typename G>(const G& g, NeedsGrad needs) {
-                  return GradsOf<G>{needs[0] ? sum_to(g, sa) : G(), needs[1] ? sum_to(neg(g), sb) : G()};
+                [sa = a.shape(), sb = b.shape()](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  return {needs[0] ? sum_to(g, sa) : Variable(), needs[1] ? sum_to(neg(g), sb) : Variable()};
                 });
 }
 
@@ -27,76 +25,86 @@ Variable mul(const Variable& a, const Variable& b) {
   // d(a·b)/da = b, d(a·b)/db = a: each operand is kept only if the other needs its gradient.
   return record("mul", mul(a.data(), b.data()), {a, b},
                 [sa = save_if(a, b.requires_grad()), sb = save_if(b, a.requires_grad()), shape_a = a.shape(),
-                 shape_b = b.shape()]<typename G>(const G& g, NeedsGrad needs) {
-                  return GradsOf<G>{needs[0] ? sum_to(mul(g, sb.as<G>()), shape_a) : G(),
-                                    needs[1] ? sum_to(mul(g, sa.as<G>()), shape_b) : G()};
+                 shape_b = b.shape()](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  return {needs[0] ? sum_to(mul(g, sb.variable()), shape_a) : Variable(),
+                          needs[1] ? sum_to(mul(g, sa.variable()), shape_b) : Variable()};
                 });
 }
 
 Variable div(const Variable& a, const Variable& b) {
   // d(a/b)/da = 1/b, d(a/b)/db = -a/b²: b is always needed, a only for b's gradient.
   return record("div", div(a.data(), b.data()), {a, b},
-                [sa = save_if(a, b.requires_grad()), sb = SavedTensor(b), shape_a = a.shape()]<typename G>(
-                    const G& g, NeedsGrad needs) {
-                  const G b = sb.as<G>();
-                  const G g_over_b = div(g, b);
-                  return GradsOf<G>{
-                      needs[0] ? sum_to(g_over_b, shape_a) : G(),
-                      needs[1] ? sum_to(neg(mul(g_over_b, div(sa.as<G>(), b))), b.shape()) : G()};
+                [sa = save_if(a, b.requires_grad()), sb = SavedTensor(b), shape_a = a.shape()](
+                    const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  const Variable b = sb.variable();
+                  const Variable g_over_b = div(g, b);
+                  return {
+                      needs[0] ? sum_to(g_over_b, shape_a) : Variable(),
+                      needs[1] ? sum_to(neg(mul(g_over_b, div(sa.variable(), b))), b.shape()) : Variable()};
                 });
 }
 
 Variable neg(const Variable& x) {
   return record("neg", neg(x.data()), {x},
-                []<typename G>(const G& g, NeedsGrad) { return GradsOf<G>{neg(g)}; });
+                [](const Variable& g, NeedsGrad) -> VariableGrads { return {neg(g)}; });
 }
 
 Variable add(const Variable& x, double s) {
   return record("add_scalar", add(x.data(), s), {x},
-                []<typename G>(const G& g, NeedsGrad) { return GradsOf<G>{g}; });
+                [](const Variable& g, NeedsGrad) -> VariableGrads { return {g}; });
 }
 
 Variable mul(const Variable& x, double s) {
   return record("mul_scalar", mul(x.data(), s), {x},
-                [s]<typename G>(const G& g, NeedsGrad) { return GradsOf<G>{mul(g, s)}; });
+                [s](const Variable& g, NeedsGrad) -> VariableGrads { return {mul(g, s)}; });
 }
 
 Variable div(const Variable& x, double s) {
   return record("div_scalar", div(x.data(), s), {x},
-                [s]<typename G>(const G& g, NeedsGrad) { return GradsOf<G>{div(g, s)}; });
+                [s](const Variable& g, NeedsGrad) -> VariableGrads { return {div(g, s)}; });
 }
 
 Variable rsub(double s, const Variable& x) {
   return record("rsub_scalar", rsub(s, x.data()), {x},
-                []<typename G>(const G& g, NeedsGrad) { return GradsOf<G>{neg(g)}; });
+                [](const Variable& g, NeedsGrad) -> VariableGrads { return {neg(g)}; });
 }
 
 Variable rdiv(double s, const Variable& x) {
   Tensor y = rdiv(s, x.data());
   // d(s/x)/dx = -s/x² = -y/x
-  return record("rdiv_scalar", y, {x},
-                Backward{[sx = SavedTensor(x), sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
-                           return {zip_float("rdiv_backward", mul(g, sy.get()), sx.get(),
-                                             [](auto gy, auto x) { return -gy / x; })};
-                         },
-                         [sx = SavedTensor(x), sy = SavedTensor(y)](const Variable& g,
-                                                                    NeedsGrad needs) -> VariableGrads {
-                           return {neg(div(mul(g, sy.output_variable(needs)), sx.variable()))};
-                         }});
+  return record(
+      "rdiv_scalar", y, {x},
+      [sx = SavedTensor(x), sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
+        return {neg(div(mul(g, sy.output_variable(needs)), sx.variable()))};
+      });
+}
+
+// g·p·x^(p-1), fused.
+Tensor pow_backward(const Tensor& g, const Tensor& x, double exponent) {
+  return zip_float("pow_backward", g, x, [exponent](auto g, auto x) {
+    using T = decltype(x);
+    return g * T(exponent) * std::pow(x, T(exponent - 1));
+  });
+}
+
+Variable pow_backward(const Variable& g, const Variable& x, double exponent) {
+  // d/dg = p·x^(p-1): this op again. d/dx = g·p·(p-1)·x^(p-2) = p · pow_backward(g, x, p - 1).
+  return record(
+      "pow_backward", pow_backward(g.data(), x.data(), exponent), {g, x},
+      [sg = save_if(g, x.requires_grad()), sx = SavedTensor(x), exponent](const Variable& gg,
+                                                                          NeedsGrad needs) -> VariableGrads {
+        return {needs[0] ? pow_backward(gg, sx.variable(), exponent) : Variable(),
+                needs[1] ? mul(pow_backward(mul(gg, sg.variable()), sx.variable(), exponent - 1), exponent)
+                         : Variable()};
+      });
 }
 
 Variable pow(const Variable& x, double exponent) {
   // d(x^p)/dx = p·x^(p-1)
   return record("pow", pow(x.data(), exponent), {x},
-                Backward{[sx = SavedTensor(x), exponent](const Tensor& g, NeedsGrad) -> Grads {
-                           return {zip_float("pow_backward", g, sx.get(), [exponent](auto g, auto x) {
-                             using T = decltype(x);
-                             return g * T(exponent) * std::pow(x, T(exponent - 1));
-                           })};
-                         },
-                         [sx = SavedTensor(x), exponent](const Variable& g, NeedsGrad) -> VariableGrads {
-                           return {mul(g, mul(pow(sx.variable(), exponent - 1), exponent))};
-                         }});
+                [sx = SavedTensor(x), exponent](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {pow_backward(g, sx.variable(), exponent)};
+                });
 }
 
 }  // namespace minigrad

@@ -2,6 +2,7 @@
 // same numbers — the composed one, four ops a reader can follow one by one, and the fused one, whose
 // forward and backward are single kernels (tensor/attention.h) that never build a mask tensor, never keep
 // the dropout mask, and keep one (…, n_q, n_k) tensor (the weights) where the composed ops keep three.
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -35,21 +36,34 @@ AttentionResult composed_attention(const Variable& q, const Variable& k, const V
   return {matmul(dropped, v), weights.data()};  // (B, …, n_q, d_v)
 }
 
-// The fused kernel's backward formulas written with differentiable ops, for create_graph: the weights
-// recomputed from Q and K, so that the gradients depend on them as they should.
-VariableGrads attention_gradients(const Variable& g, const Variable& q, const Variable& k, const Variable& v,
-                                  const AttentionMask& mask, double scale, double p, uint64_t seed) {
-  const Variable P = masked_softmax(matmul(q * scale, transpose(k, -1, -2)), mask);
+}  // namespace
+
+VariableGrads scaled_dot_product_attention_backward(const Variable& g, const Variable& q, const Variable& k,
+                                                    const Variable& v, const Tensor& weights,
+                                                    const AttentionMask& mask, double scale, double p,
+                                                    uint64_t seed, std::array<bool, 3> needs) {
+  const bool scores_need_grad = needs[0] || needs[1];
+  const bool records = GradMode::is_enabled() && (g.requires_grad() || (q.defined() && q.requires_grad()) ||
+                                                  (k.defined() && k.requires_grad()) || v.requires_grad());
   auto drop = [&](const Variable& x) { return p > 0 ? dropout_with_seed(x, p, seed) : x; };
+  if (!scores_need_grad) {  // only V needs a gradient, and the weights are a constant: dV = Pdᵀ·dO
+    return {Variable(), Variable(), matmul(transpose(drop(Variable(weights)), -1, -2), g)};
+  }
+  if (!records) {  // the fused kernel
+    AttentionGradients grads =
+        attention_backward(g.data(), q.data(), k.data(), v.data(), weights, scale, p, seed, needs);
+    auto wrap = [](Tensor& t) { return t.defined() ? Variable(std::move(t)) : Variable(); };
+    return {wrap(grads.q), wrap(grads.k), wrap(grads.v)};
+  }
+  // Recorded (create_graph): the kernel's three outputs would need a node each, so the same formulas are
+  // composed from differentiable ops instead, with the weights recomputed from Q and K so that the
+  // gradients depend on them as they should. gradgradcheck holds the two against each other.
+  const Variable P = masked_softmax(matmul(q * scale, transpose(k, -1, -2)), mask);
   const Variable dV = matmul(transpose(drop(P), -1, -2), g);  // Pdᵀ·dO
   const Variable dP = drop(matmul(g, transpose(v, -1, -2)));  // dropout(dO·Vᵀ)
   const Variable dS = P * (dP - sum(dP * P, {-1}, /*keepdim=*/true));
-  const Variable dQ = matmul(dS, k) * scale;
-  const Variable dK = matmul(transpose(dS, -1, -2), q) * scale;
-  return {dQ, dK, dV};
+  return {matmul(dS, k) * scale, matmul(transpose(dS, -1, -2), q) * scale, dV};
 }
-
-}  // namespace
 
 AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v,
                                              const AttentionOptions& options) {
@@ -63,37 +77,22 @@ AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& 
     return composed_attention(q, k, v, options.mask, scale, p, seed);
   }
   AttentionForward forward = attention_forward(q.data(), k.data(), v.data(), options.mask, scale, p, seed);
-  // Q and K are kept only if a score needs a gradient (dV needs the weights alone); the weights always.
+  // Q, K and V are kept only if a score needs a gradient (dV needs the weights alone); the weights always,
+  // and the mask's tensors to recompute the weights when the gradient is recorded.
   const bool scores_need_grad = q.requires_grad() || k.requires_grad();
-  SavedTensor sq = save_if(q, scores_need_grad), sk = save_if(k, scores_need_grad),
-              sv = save_if(v, scores_need_grad), sw(forward.weights);
-  // For create_graph only: the mask's tensors, to recompute the weights with differentiable ops.
-  SavedTensor valid(options.mask.valid_lens), padding(options.mask.key_padding_mask);
-  const bool causal = options.mask.causal;
-  Variable output =
-      record("scaled_dot_product_attention", forward.output, {q, k, v},
-             Backward{[sq, sk, sv, sw, scale, p, seed](const Tensor& g, NeedsGrad needs) -> Grads {
-                        if (!sq.defined()) {  // only V needs a gradient: dV = Pdᵀ·dO
-                          const Tensor Pd = p > 0 ? dropout(sw.get(), p, seed) : sw.get();
-                          return {Tensor(), Tensor(), matmul(Pd.transpose(-1, -2), g)};
-                        }
-                        AttentionGradients grads =
-                            attention_backward(g, sq.get(), sk.get(), sv.get(), sw.get(), scale, p, seed,
-                                               {needs[0], needs[1], needs[2]});
-                        return {grads.q, grads.k, grads.v};
-                      },
-                      [sq, sk, sv, sw, valid, padding, causal, scale, p, seed](const Variable& g,
-                                                                               NeedsGrad) -> VariableGrads {
-                        if (!sq.defined()) {  // only V needs a gradient, and the weights are a constant
-                          const Variable P(sw.get());
-                          return {Variable(), Variable(),
-                                  matmul(transpose(p > 0 ? dropout_with_seed(P, p, seed) : P, -1, -2), g)};
-                        }
-                        const AttentionMask mask{valid.defined() ? valid.get() : Tensor(),
-                                                 padding.defined() ? padding.get() : Tensor(), causal};
-                        return attention_gradients(g, sq.variable(), sk.variable(), sv.variable(), mask,
-                                                   scale, p, seed);
-                      }});
+  Variable output = record(
+      "scaled_dot_product_attention", forward.output, {q, k, v},
+      [sq = save_if(q, scores_need_grad), sk = save_if(k, scores_need_grad),
+       sv = save_if(v, scores_need_grad), sw = SavedTensor(forward.weights),
+       valid = SavedTensor(options.mask.valid_lens), padding = SavedTensor(options.mask.key_padding_mask),
+       causal = options.mask.causal, scale, p, seed](const Variable& g, NeedsGrad needs) -> VariableGrads {
+        const AttentionMask mask{valid.defined() ? valid.get() : Tensor(),
+                                 padding.defined() ? padding.get() : Tensor(), causal};
+        return scaled_dot_product_attention_backward(g, sq.defined() ? sq.variable() : Variable(),
+                                                     sk.defined() ? sk.variable() : Variable(),
+                                                     sv.defined() ? sv.variable() : Variable(), sw.get(),
+                                                     mask, scale, p, seed, {needs[0], needs[1], needs[2]});
+      });
   return {output, forward.weights};
 }
 

@@ -6,9 +6,8 @@
 
 namespace minigrad {
 
-// The Tensor twin of dropout_with_seed below, for the first-order backward.
-Tensor dropout_with_seed(const Tensor& g, double p, uint64_t seed) {
-  return dropout(g, p, seed);
+Tensor dropout_with_seed(const Tensor& x, double p, uint64_t seed) {
+  return dropout(x, p, seed);
 }
 
 Variable dropout(const Variable& x, double p, bool training, Generator* generator) {
@@ -22,9 +21,10 @@ Variable dropout(const Variable& x, double p, bool training, Generator* generato
 }
 
 Variable dropout_with_seed(const Variable& x, double p, uint64_t seed) {
-  return record("dropout", dropout(x.data(), p, seed), {x}, [p, seed]<typename G>(const G& g, NeedsGrad) {
-    return GradsOf<G>{dropout_with_seed(g, p, seed)};  // linear in x: the same mask on the gradient
-  });
+  return record("dropout", dropout(x.data(), p, seed), {x},
+                [p, seed](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {dropout_with_seed(g, p, seed)};  // linear in x: the same mask on the gradient
+                });
 }
 
 }  // namespace minigrad

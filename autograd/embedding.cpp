@@ -5,45 +5,32 @@
 
 namespace minigrad {
 
-namespace {
-
 // The weight's gradient: row r is the sum of the gradients g (ids.shape + [D]) of the positions that
 // looked row r up (a scatter-add). The padding row stays a constant (zero) vector: it must not learn
 // from the positions it pads.
-Tensor scatter_rows(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t dim, int64_t padding_idx) {
+Tensor embedding_backward(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t padding_idx) {
+  const int64_t dim = g.shape().back();
   Tensor gw = Tensor::zeros({vocab, dim}, g.dtype());
-  index_add_(gw, 0, ids, g.reshape({-1, dim}));
+  index_add_(gw, 0, ids.reshape({-1}), g.reshape({-1, dim}));
   if (padding_idx >= 0 && padding_idx < vocab) gw.select(0, padding_idx).zero_();
   return gw;
 }
 
-// Rows `ids` of `table`, on Tensors or recorded on Variables.
-Tensor pick_rows(const Tensor& table, const Tensor& ids) {
-  return index_select(table, 0, ids);
-}
-Variable pick_rows(const Variable& table, const Tensor& ids) {
-  return embedding(table, ids);
-}
-
-// The same as an op of its own, for create_graph. It is linear in g, so its gradient picks rows again:
-// an embedding lookup of the upstream gradient, with the padding row (a constant) zeroed — itself
-// differentiable, so derivatives of any order exist.
-Variable scatter_rows(const Variable& g, const SavedTensor& ids, int64_t vocab, int64_t dim,
-                      int64_t padding_idx) {
-  const Shape g_shape = g.shape();
-  return record("embedding_backward", scatter_rows(g.data(), ids.get(), vocab, dim, padding_idx), {g},
-                [ids, vocab, padding_idx, g_shape]<typename G>(const G& gg, NeedsGrad) {
-                  G rows = gg;  // [V, D]
+Variable embedding_backward(const Variable& g, const Tensor& ids, int64_t vocab, int64_t padding_idx) {
+  // Linear in g, so its gradient picks rows again: an embedding lookup of the upstream gradient, with
+  // the padding row (a constant) zeroed.
+  return record("embedding_backward", embedding_backward(g.data(), ids, vocab, padding_idx), {g},
+                [sids = SavedTensor(ids), vocab, padding_idx, g_shape = g.shape()](
+                    const Variable& gg, NeedsGrad) -> VariableGrads {
+                  Variable rows = gg;  // [V, D]
                   if (padding_idx >= 0 && padding_idx < vocab) {
                     Tensor keep = Tensor::ones({vocab, 1}, gg.dtype());
                     keep.select(0, padding_idx).zero_();
-                    rows = mul(rows, G(keep));
+                    rows = mul(rows, Variable(keep));
                   }
-                  return GradsOf<G>{reshape(pick_rows(rows, ids.get()), g_shape)};
+                  return {reshape(embedding(rows, sids.get()), g_shape)};
                 });
 }
-
-}  // namespace
 
 Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_idx) {
   if (!weight.defined() || !ids.defined()) throw ValueError("embedding", "an operand is undefined");
@@ -63,13 +50,10 @@ Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_id
   out_shape.push_back(dim);
   Tensor out = index_select(weight.data(), 0, flat).reshape(out_shape);  // ids.shape + [D]
   // The ids are saved (not the weight: the gradient does not depend on it).
-  return record(
-      "embedding", out, {weight},
-      Backward{[ids = SavedTensor(flat), vocab, dim, padding_idx](const Tensor& g, NeedsGrad) -> Grads {
-                 return {scatter_rows(g, ids.get(), vocab, dim, padding_idx)};
-               },
-               [ids = SavedTensor(flat), vocab, dim, padding_idx](const Variable& g, NeedsGrad)
-                   -> VariableGrads { return {scatter_rows(g, ids, vocab, dim, padding_idx)}; }});
+  return record("embedding", out, {weight},
+                [ids = SavedTensor(flat), vocab, padding_idx](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {embedding_backward(g, ids.get(), vocab, padding_idx)};
+                });
 }
 
 }  // namespace minigrad

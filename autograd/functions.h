@@ -13,11 +13,17 @@
 //
 // Broadcasting follows NumPy; the gradient of a broadcast input is summed back to its shape (sum_to).
 // Every op checks its operands and throws an exception naming itself and the shapes involved.
+//
+// The backward ops at the end are what the ops' backward functions call where a fused kernel pays:
+// each has a Tensor overload (the kernel) and a Variable overload (an op with a derivative of its own,
+// so that gradients of gradients work), as PyTorch's tanh_backward and friends do.
 #pragma once
 
+#include <array>
 #include <vector>
 
-#include "autograd/variable.h"
+#include "autograd/grad.h"
+#include "autograd/graph.h"
 #include "tensor/attention.h"
 
 namespace minigrad {
@@ -135,6 +141,64 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
 // Mean binary cross-entropy between sigmoid(logits) and targets in [0, 1] of the same shape, computed
 // from the logits so that it is stable for large |logits|.
 Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& targets);
+
+// ---- backward ops: each an op's gradient, g being the gradient of the op's output ----
+// relu: g where x > 0, else 0 (x enters only through its sign, a constant).
+Tensor relu_backward(const Tensor& g, const Tensor& x);
+Variable relu_backward(const Variable& g, const Tensor& x);
+// tanh: g·(1 - y²), from the output y.
+Tensor tanh_backward(const Tensor& g, const Tensor& y);
+Variable tanh_backward(const Variable& g, const Variable& y);
+// sigmoid: g·y·(1 - y), from the output y.
+Tensor sigmoid_backward(const Tensor& g, const Tensor& y);
+Variable sigmoid_backward(const Variable& g, const Variable& y);
+// sqrt: g / (2y), from the output y.
+Tensor sqrt_backward(const Tensor& g, const Tensor& y);
+Variable sqrt_backward(const Variable& g, const Variable& y);
+// gelu: g·(Φ(x) + x·φ(x)).
+Tensor gelu_backward(const Tensor& g, const Tensor& x);
+Variable gelu_backward(const Variable& g, const Variable& x);
+// pow: g·p·x^(p-1).
+Tensor pow_backward(const Tensor& g, const Tensor& x, double exponent);
+Variable pow_backward(const Variable& g, const Variable& x, double exponent);
+// softmax along dim: y·(g - Σ g·y), from the output y.
+Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t dim);
+Variable softmax_backward(const Variable& g, const Variable& y, int64_t dim);
+// log_softmax along dim: g - exp(z)·Σg, from the output z.
+Tensor log_softmax_backward(const Tensor& g, const Tensor& z, int64_t dim);
+Variable log_softmax_backward(const Variable& g, const Variable& z, int64_t dim);
+// max along dim: g routed to the positions of the maxima (indices: argmax with keepdim), 0 elsewhere;
+// the input's shape is `from`.
+Tensor max_backward(const Tensor& g, const Tensor& indices, const Shape& from, int64_t dim);
+Variable max_backward(const Variable& g, const Tensor& indices, const Shape& from, int64_t dim);
+// embedding: the table's gradient [V, D], each row the sum of g's rows that looked it up (a scatter-add).
+Tensor embedding_backward(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t padding_idx);
+Variable embedding_backward(const Variable& g, const Tensor& ids, int64_t vocab, int64_t padding_idx);
+// cross_entropy: (softmax(logits) - smoothed targets)·g/count on counted rows, from each row's logsumexp.
+Tensor cross_entropy_backward(const Tensor& g, const Tensor& logits, const Tensor& lse, const Tensor& targets,
+                              const CrossEntropyOptions& options);
+Variable cross_entropy_backward(const Variable& g, const Variable& logits, const Tensor& lse,
+                                const Tensor& targets, const CrossEntropyOptions& options);
+// layer_norm: the gradients of x, weight and bias from the forward's per-row mean and rstd, in one pass
+// (weight undefined: no affine). `needs` says which to compute.
+struct LayerNormGradients {
+  Tensor input, weight, bias;  // undefined where not asked for
+};
+LayerNormGradients layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight,
+                                       const Tensor& mean, const Tensor& rstd, std::array<bool, 3> needs);
+// The same on Variables: the fused kernel when nothing records; when the gradient is recorded
+// (create_graph), the same formulas composed from differentiable ops, which a three-output kernel cannot
+// be in a graph of one-output nodes.
+VariableGrads layer_norm_backward(const Variable& g, const Variable& x, const Variable& weight,
+                                  const Tensor& mean, const Tensor& rstd, double eps,
+                                  std::array<bool, 3> needs);
+// scaled_dot_product_attention: dQ, dK, dV from dO and the forward's weights; the fused kernel
+// (tensor/attention.h) when nothing records, composed from differentiable ops when the gradient is
+// recorded. q and k may be undefined when neither needs a gradient.
+VariableGrads scaled_dot_product_attention_backward(const Variable& g, const Variable& q, const Variable& k,
+                                                    const Variable& v, const Tensor& weights,
+                                                    const AttentionMask& mask, double scale, double p,
+                                                    uint64_t seed, std::array<bool, 3> needs);
 
 // ---- operators ----
 inline Variable operator+(const Variable& a, const Variable& b) {

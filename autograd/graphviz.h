@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "autograd/variable.h"
+#include "autograd/graph.h"
 
 namespace minigrad {
 

@@ -10,6 +10,7 @@
 // because x̂ depends on every x of its row through mean and rstd: d mean/dx_j = 1/D and
 // d rstd/dx_j = -rstd³·(x_j - mean)/D, which collect into the two subtracted means.
 //   dw = Σ_rows g·x̂,  db = Σ_rows g
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -47,8 +48,8 @@ void layer_norm_forward(const T* x, const T* w, const T* b, T* y, T* mean_out, T
 }
 
 template <typename T>
-void layer_norm_backward(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* dw,
-                         T* db, int64_t rows, int64_t d) {
+void layer_norm_backward_rows(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* dw,
+                              T* db, int64_t rows, int64_t d) {
   if (dx) {
     parallel_for(rows, d, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
@@ -95,6 +96,55 @@ void layer_norm_backward(const T* g, const T* x, const T* w, const T* mean, cons
 
 }  // namespace
 
+LayerNormGradients layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight,
+                                       const Tensor& mean, const Tensor& rstd, std::array<bool, 3> needs) {
+  const Tensor gc = g.contiguous(), xc = x.contiguous();  // [rows, D]
+  const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  const int64_t d = xc.shape().back(), rows = d == 0 ? 0 : xc.numel() / d;
+  LayerNormGradients grads;
+  if (needs[0]) grads.input = Tensor::empty(xc.shape(), xc.dtype());
+  if (needs[1]) grads.weight = Tensor::empty({d}, xc.dtype());
+  if (needs[2]) grads.bias = Tensor::empty({d}, xc.dtype());
+  dispatch_float(xc.dtype(), "layer_norm_backward", [&]<typename T>() {
+    auto out = [](const Tensor& t) { return t.defined() ? t.data_ptr<T>() : nullptr; };
+    layer_norm_backward_rows(gc.data_ptr<const T>(), xc.data_ptr<const T>(),
+                             w.defined() ? w.data_ptr<const T>() : nullptr, mean.data_ptr<const T>(),
+                             rstd.data_ptr<const T>(), out(grads.input), out(grads.weight), out(grads.bias),
+                             rows, d);
+  });
+  return grads;
+}
+
+VariableGrads layer_norm_backward(const Variable& g, const Variable& x, const Variable& weight,
+                                  const Tensor& mean, const Tensor& rstd, double eps,
+                                  std::array<bool, 3> needs) {
+  const bool affine = weight.defined();
+  const bool records = GradMode::is_enabled() &&
+                       (g.requires_grad() || x.requires_grad() || (affine && weight.requires_grad()));
+  if (!records) {  // the fused kernel
+    LayerNormGradients grads =
+        layer_norm_backward(g.data(), x.data(), affine ? weight.data() : Tensor(), mean, rstd, needs);
+    auto wrap = [](Tensor& t) { return t.defined() ? Variable(std::move(t)) : Variable(); };
+    return {wrap(grads.input), wrap(grads.weight), wrap(grads.bias)};
+  }
+  // Recorded (create_graph): the kernel's three outputs would need a node each, so the same formulas are
+  // composed from differentiable ops instead, with x̂ and rstd recomputed from x so that their dependence
+  // on x is in the graph. gradgradcheck holds the two against each other.
+  const int64_t d = x.shape().back();
+  const Variable centered = sub(x, minigrad::mean(x, {-1}, /*keepdim=*/true));
+  const Variable r = pow(add(minigrad::mean(mul(centered, centered), {-1}, /*keepdim=*/true), eps), -0.5);
+  const Variable xhat = mul(centered, r);
+  const Variable ghat = affine ? mul(g, weight) : g;
+  VariableGrads grads(3);
+  if (needs[0]) {
+    grads[0] = mul(r, sub(sub(ghat, minigrad::mean(ghat, {-1}, true)),
+                          mul(xhat, minigrad::mean(mul(ghat, xhat), {-1}, true))));
+  }
+  if (needs[1]) grads[1] = sum_to(mul(g, xhat), Shape{d});
+  if (needs[2]) grads[2] = sum_to(g, Shape{d});
+  return grads;
+}
+
 Variable layer_norm(const Variable& x, const Variable& weight, const Variable& bias, double eps) {
   if (!x.defined()) throw ValueError("layer_norm", "the input is undefined");
   if (x.rank() < 1) throw ShapeError("layer_norm", "expects an input of rank >= 1, got a scalar");
@@ -130,45 +180,16 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
   // What the gradients need: x always, the weight for dx, and the mean and rstd per row.
   const SavedTensor sx(x), sw = affine ? save_if(weight, x.requires_grad()) : SavedTensor();
   const SavedTensor saved_mean(mean), saved_rstd(rstd);
-  auto first_order = [sx, sw, saved_mean, saved_rstd, rows, d, affine](const Tensor& g,
-                                                                       NeedsGrad needs) -> Grads {
-    const Tensor gc = g.contiguous();
-    const Tensor x = sx.get().contiguous();
-    const Tensor w = sw.defined() ? sw.get().contiguous() : Tensor();
-    const Tensor &mean = saved_mean.get(), &rstd = saved_rstd.get();
-    Tensor dx, dw, db;
-    if (needs[0]) dx = Tensor::empty(x.shape(), x.dtype());
-    if (affine && needs[1]) dw = Tensor::empty({d}, x.dtype());
-    if (affine && needs[2]) db = Tensor::empty({d}, x.dtype());
-    dispatch_float(x.dtype(), "layer_norm_backward", [&]<typename T>() {
-      layer_norm_backward(
-          gc.data_ptr<const T>(), x.data_ptr<const T>(), w.defined() ? w.data_ptr<const T>() : nullptr,
-          mean.data_ptr<const T>(), rstd.data_ptr<const T>(), dx.defined() ? dx.data_ptr<T>() : nullptr,
-          dw.defined() ? dw.data_ptr<T>() : nullptr, db.defined() ? db.data_ptr<T>() : nullptr, rows, d);
-    });
-    if (affine) return {dx, dw, db};
-    return {dx};
-  };
-  // For create_graph: the same formulas written with differentiable ops, recomputing x̂ and rstd from x
-  // so that their dependence on x is in the graph.
-  auto differentiable = [sx, sw, eps, d, affine](const Variable& g, NeedsGrad needs) -> VariableGrads {
-    const Variable x = sx.variable();
-    const Variable centered = sub(x, minigrad::mean(x, {-1}, /*keepdim=*/true));
-    const Variable rstd =
-        pow(add(minigrad::mean(mul(centered, centered), {-1}, /*keepdim=*/true), eps), -0.5);
-    const Variable xhat = mul(centered, rstd);
-    const Variable ghat = affine && needs[0] ? mul(g, sw.variable()) : g;
-    VariableGrads grads(affine ? 3 : 1);
-    if (needs[0]) {
-      grads[0] = mul(rstd, sub(sub(ghat, minigrad::mean(ghat, {-1}, true)),
-                               mul(xhat, minigrad::mean(mul(ghat, xhat), {-1}, true))));
-    }
-    if (affine && needs[1]) grads[1] = sum_to(mul(g, xhat), Shape{d});
-    if (affine && needs[2]) grads[2] = sum_to(g, Shape{d});
+  auto backward = [sx, sw, saved_mean, saved_rstd, eps, affine](const Variable& g,
+                                                                NeedsGrad needs) -> VariableGrads {
+    VariableGrads grads =
+        layer_norm_backward(g, sx.variable(), sw.defined() ? sw.variable() : Variable(), saved_mean.get(),
+                            saved_rstd.get(), eps, {needs[0], affine && needs[1], affine && needs[2]});
+    if (!affine) grads.resize(1);
     return grads;
   };
-  if (affine) return record("layer_norm", y, {x, weight, bias}, Backward{first_order, differentiable});
-  return record("layer_norm", y, {x}, Backward{first_order, differentiable});
+  if (affine) return record("layer_norm", y, {x, weight, bias}, backward);
+  return record("layer_norm", y, {x}, backward);
 }
 
 }  // namespace minigrad

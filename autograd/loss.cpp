@@ -15,6 +15,78 @@
 
 namespace minigrad {
 
+namespace {
+
+// The rows whose target is not ignored: the mean's count.
+int64_t counted_rows(const Tensor& targets, int64_t ignore_index) {
+  const int64_t* pt = targets.data_ptr<const int64_t>();
+  int64_t count = 0;
+  for (int64_t i = 0; i < targets.numel(); ++i) count += pt[i] != ignore_index;
+  return count;
+}
+
+// The smoothed targets q (on·onehot(t) + off, [N, C]) and each row's weight in the mean (1/count, or 0
+// for an ignored row, [N, 1]), as constants for the recorded form of the backward.
+std::pair<Tensor, Tensor> targets_and_weights(const Tensor& targets, int64_t c, DType dtype,
+                                              const CrossEntropyOptions& options) {
+  const int64_t n = targets.numel(), count = counted_rows(targets, options.ignore_index);
+  const double off = options.label_smoothing / static_cast<double>(c), on = 1 - options.label_smoothing;
+  Tensor q = Tensor::full({n, c}, off, dtype), w = Tensor::zeros({n, 1}, dtype);
+  const int64_t* pt = targets.data_ptr<const int64_t>();
+  for (int64_t i = 0; i < n && count > 0; ++i) {
+    if (pt[i] == options.ignore_index) continue;
+    q.select(0, i).select(0, pt[i]).fill_(on + off);
+    w.select(0, i).fill_(1.0 / double(count));
+  }
+  return {q, w};
+}
+
+}  // namespace
+
+// dx = (softmax(x) - q)·g/count on counted rows, 0 on ignored ones; softmax(x) = exp(x - lse).
+Tensor cross_entropy_backward(const Tensor& g, const Tensor& logits, const Tensor& lse, const Tensor& targets,
+                              const CrossEntropyOptions& options) {
+  const Tensor x = logits.contiguous();  // [N, C]
+  const int64_t n = x.shape()[0], c = x.shape()[1];
+  const int64_t count = counted_rows(targets, options.ignore_index);
+  const double off = options.label_smoothing / static_cast<double>(c), on = 1 - options.label_smoothing;
+  Tensor dx = Tensor::zeros(x.shape(), x.dtype());
+  if (count == 0) return dx;
+  dispatch_float(x.dtype(), "cross_entropy_backward", [&]<typename T>() {
+    const T scale = T(g.item()) / T(count);  // d mean / d loss_i
+    const T* px = x.data_ptr<const T>();
+    const T* pl = lse.data_ptr<const T>();
+    const int64_t* pt = targets.data_ptr<const int64_t>();
+    T* pd = dx.data_ptr<T>();
+    parallel_for(n, c, [=, ignore = options.ignore_index](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        if (pt[i] == ignore) continue;  // ignored rows stay zero
+        for (int64_t j = 0; j < c; ++j)
+          pd[i * c + j] = (fast_exp_nonpositive(px[i * c + j] - pl[i]) - T(off)) * scale;
+        pd[i * c + pt[i]] -= T(on) * scale;
+      }
+    });
+  });
+  return dx;
+}
+
+Variable cross_entropy_backward(const Variable& g, const Variable& logits, const Tensor& lse,
+                                const Tensor& targets, const CrossEntropyOptions& options) {
+  // dx = (p - q)·w·g with p = softmax(x) and w the row weights. For Σ gg·dx: d/dg = Σ gg·(p - q)·w, and
+  // d/dx = softmax_backward(gg·w·g, p), since dx depends on x only through p.
+  return record("cross_entropy_backward",
+                cross_entropy_backward(g.data(), logits.data(), lse, targets, options), {g, logits},
+                [sg = save_if(g, logits.requires_grad()), sx = SavedTensor(logits), st = SavedTensor(targets),
+                 options](const Variable& gg, NeedsGrad needs) -> VariableGrads {
+                  const Variable x = sx.variable();
+                  const auto [q, w] = targets_and_weights(st.get(), x.shape()[1], x.dtype(), options);
+                  const Variable p = softmax(x, 1), weight(w);
+                  return {
+                      needs[0] ? sum(mul(mul(gg, sub(p, Variable(q))), weight)) : Variable(),
+                      needs[1] ? softmax_backward(mul(mul(gg, weight), sg.variable()), p, 1) : Variable()};
+                });
+}
+
 Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntropyOptions options) {
   if (!logits.defined() || !targets.defined()) throw ValueError("cross_entropy", "an operand is undefined");
   if (logits.rank() != 2) {
@@ -74,49 +146,11 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
     *loss.data_ptr<T>() = T(count ? total / double(count) : 0.0);
   });
 
-  const SavedTensor saved_x(logits), saved_t(t);
-  return record(
-      "cross_entropy", loss, {logits},
-      Backward{
-          [saved_x, saved_t, lse, count, on, off, ignore = options.ignore_index](const Tensor& g,
-                                                                                 NeedsGrad) -> Grads {
-            const Tensor x = saved_x.get().contiguous();
-            const int64_t n = x.shape()[0], c = x.shape()[1];
-            Tensor dx = Tensor::zeros(x.shape(), x.dtype());
-            if (count == 0) return {dx};
-            dispatch_float(x.dtype(), "cross_entropy_backward", [&]<typename T>() {
-              const T scale = T(g.item()) / T(count);  // d mean / d loss_i
-              const T* px = x.data_ptr<const T>();
-              const T* pl = lse.data_ptr<const T>();
-              const int64_t* pt = saved_t.get().data_ptr<const int64_t>();
-              T* pd = dx.data_ptr<T>();
-              parallel_for(n, c, [=](int64_t begin, int64_t end) {
-                for (int64_t i = begin; i < end; ++i) {
-                  if (pt[i] == ignore) continue;  // ignored rows stay zero
-                  for (int64_t j = 0; j < c; ++j)
-                    pd[i * c + j] = (fast_exp_nonpositive(px[i * c + j] - pl[i]) - T(off)) * scale;
-                  pd[i * c + pt[i]] -= T(on) * scale;
-                }
-              });
-            });
-            return {dx};
-          },
-          // The same in differentiable ops: dx = (softmax(x) - q)·w·g, where q is the smoothed target
-          // (on·onehot(t) + off) and the constant w is 1/count on counted rows and 0 on ignored ones.
-          [saved_x, saved_t, count, on, off, ignore = options.ignore_index](const Variable& g,
-                                                                            NeedsGrad) -> VariableGrads {
-            const Variable x = saved_x.variable();
-            const Tensor& t = saved_t.get();
-            const int64_t n = x.shape()[0], c = x.shape()[1];
-            Tensor target = Tensor::full({n, c}, off, x.dtype()), weight = Tensor::zeros({n, 1}, x.dtype());
-            const int64_t* pt = t.data_ptr<const int64_t>();
-            for (int64_t i = 0; i < n && count > 0; ++i) {
-              if (pt[i] == ignore) continue;
-              target.select(0, i).select(0, pt[i]).fill_(on + off);
-              weight.select(0, i).fill_(1.0 / double(count));
-            }
-            return {mul(mul(sub(softmax(x, 1), Variable(target)), Variable(weight)), g)};
-          }});
+  return record("cross_entropy", loss, {logits},
+                [sx = SavedTensor(logits), slse = SavedTensor(lse), st = SavedTensor(t), options](
+                    const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {cross_entropy_backward(g, sx.variable(), slse.get(), st.get(), options)};
+                });
 }
 
 Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& targets) {
@@ -135,25 +169,13 @@ Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable
       });
   const double count = static_cast<double>(std::max<int64_t>(1, logits.numel()));
   // dloss/dx needs x and t; dloss/dt needs only x, so t is kept only if x needs its gradient.
-  const SavedTensor sx(logits), st = save_if(targets, logits.requires_grad());
   return record("binary_cross_entropy_with_logits", mean(per_element), {logits, targets},
-                Backward{[sx, st, count](const Tensor& g, NeedsGrad needs) -> Grads {
-                           const Tensor& x = sx.get();
-                           const double scale = g.item() / count;
-                           Tensor dx, dt;
-                           if (needs[0]) {
-                             dx = zip_float("bce_backward", x, st.get(), [scale](auto x, auto t) {
-                               return (stable_sigmoid(x) - t) * decltype(x)(scale);
-                             });
-                           }
-                           if (needs[1]) dt = mul(x, -scale);
-                           return {dx, dt};
-                         },
-                         [sx, st, count](const Variable& g, NeedsGrad needs) -> VariableGrads {
-                           const Variable x = sx.variable(), scale = div(g, count);
-                           return {needs[0] ? mul(sub(sigmoid(x), st.variable()), scale) : Variable(),
-                                   needs[1] ? mul(neg(x), scale) : Variable()};
-                         }});
+                [sx = SavedTensor(logits), st = save_if(targets, logits.requires_grad()), count](
+                    const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  const Variable x = sx.variable(), scale = div(g, count);
+                  return {needs[0] ? mul(sub(sigmoid(x), st.variable()), scale) : Variable(),
+                          needs[1] ? mul(neg(x), scale) : Variable()};
+                });
 }
 
 }  // namespace minigrad

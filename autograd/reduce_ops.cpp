@@ -16,14 +16,16 @@ Shape kept_shape(const Shape& shape, const Shape& dims) {
 }
 
 // The output gradient spread back over an input of shape `from` (a stride-0 view: no copy).
-template <typename G>
-G spread(const G& g, const Shape& kept, const Shape& from) {
+Variable spread(const Variable& g, const Shape& kept, const Shape& from) {
   return expand(reshape(g, kept), from);
 }
 
-// A one-hot routing of each output position to the position its maximum came from: 1 there, 0
-// elsewhere, times the output gradient `g` (shape `indices.shape()`).
-Tensor route_to_argmax(const Tensor& g, const Tensor& indices, const Shape& from, int d) {
+}  // namespace
+
+// Each output gradient routed to the position its maximum came from (indices: argmax with keepdim),
+// zero elsewhere: a tensor of the input's shape `from`.
+Tensor max_backward(const Tensor& g, const Tensor& indices, const Shape& from, int64_t dim) {
+  const int d = normalize_dim("max_backward", dim, from.rank());
   Tensor gx = Tensor::zeros(from, g.dtype());
   const Tensor gk = g.reshape(indices.shape()).contiguous();
   const auto [outer, n, inner] = split_around(from, d);
@@ -38,18 +40,27 @@ Tensor route_to_argmax(const Tensor& g, const Tensor& indices, const Shape& from
   return gx;
 }
 
-}  // namespace
-
-Variable sum(const Variable& x, const Shape& dims, bool keepdim) {
-  return record("sum", sum(x.data(), dims, keepdim), {x},
-                [from = x.shape(), kept = kept_shape(x.shape(), dims)]<typename G>(const G& g, NeedsGrad) {
-                  return GradsOf<G>{spread(g, kept, from)};
+Variable max_backward(const Variable& g, const Tensor& indices, const Shape& from, int64_t dim) {
+  // Linear in g; its gradient picks each output's share back out of gg at the same positions: the sum
+  // over `dim` of gg times the one-hot mask of the maxima.
+  return record("max_backward", max_backward(g.data(), indices, from, dim), {g},
+                [si = SavedTensor(indices), from, dim, g_shape = g.shape()](const Variable& gg,
+                                                                            NeedsGrad) -> VariableGrads {
+                  const Tensor& idx = si.get();
+                  const Tensor one_hot = max_backward(Tensor::ones(idx.shape(), gg.dtype()), idx, from, dim);
+                  return {reshape(sum(mul(gg, Variable(one_hot)), {dim}, /*keepdim=*/true), g_shape)};
                 });
 }
 
+Variable sum(const Variable& x, const Shape& dims, bool keepdim) {
+  return record("sum", sum(x.data(), dims, keepdim), {x},
+                [from = x.shape(), kept = kept_shape(x.shape(), dims)](
+                    const Variable& g, NeedsGrad) -> VariableGrads { return {spread(g, kept, from)}; });
+}
+
 Variable sum(const Variable& x) {
-  return record("sum", sum(x.data()), {x}, [from = x.shape()]<typename G>(const G& g, NeedsGrad) {
-    return GradsOf<G>{expand(g, from)};
+  return record("sum", sum(x.data()), {x}, [from = x.shape()](const Variable& g, NeedsGrad) -> VariableGrads {
+    return {expand(g, from)};
   });
 }
 
@@ -57,14 +68,15 @@ Variable mean(const Variable& x, const Shape& dims, bool keepdim) {
   int64_t count = 1;
   for (int64_t d : dims) count *= x.shape()[normalize_dim("mean", d, x.rank())];
   return record("mean", mean(x.data(), dims, keepdim), {x},
-                [from = x.shape(), kept = kept_shape(x.shape(), dims), count]<typename G>(
-                    const G& g, NeedsGrad) { return GradsOf<G>{spread(div(g, double(count)), kept, from)}; });
+                [from = x.shape(), kept = kept_shape(x.shape(), dims), count](const Variable& g, NeedsGrad)
+                    -> VariableGrads { return {spread(div(g, double(count)), kept, from)}; });
 }
 
 Variable mean(const Variable& x) {
-  return record("mean", mean(x.data()), {x}, [from = x.shape()]<typename G>(const G& g, NeedsGrad) {
-    return GradsOf<G>{expand(div(g, double(from.numel())), from)};
-  });
+  return record("mean", mean(x.data()), {x},
+                [from = x.shape()](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {expand(div(g, double(from.numel())), from)};
+                });
 }
 
 Variable max(const Variable& x, int64_t dim, bool keepdim) {
@@ -73,16 +85,9 @@ Variable max(const Variable& x, int64_t dim, bool keepdim) {
   const Tensor values = max(x.data(), d, keepdim);
   // Route each output gradient to the position its maximum came from; every other position gets 0.
   return record("max", values, {x},
-                Backward{[from = x.shape(), d, indices](const Tensor& g, NeedsGrad) -> Grads {
-                           return {route_to_argmax(g, indices.get(), from, d)};
-                         },
-                         [from = x.shape(), d, indices](const Variable& g, NeedsGrad) -> VariableGrads {
-                           // The same routing as a product with a constant one-hot mask: linear in g.
-                           const Tensor& idx = indices.get();
-                           const Tensor one_hot =
-                               route_to_argmax(Tensor::ones(idx.shape(), g.dtype()), idx, from, d);
-                           return {mul(spread(g, idx.shape(), from), Variable(one_hot))};
-                         }});
+                [from = x.shape(), d, indices](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {max_backward(g, indices.get(), from, d)};
+                });
 }
 
 }  // namespace minigrad

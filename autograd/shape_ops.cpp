@@ -1,6 +1,5 @@
 // Ops that move elements without changing them. Their backward moves the gradient back: the inverse
-// view, or a zero tensor with the gradient written into the part that was taken. Both are linear in the
-// gradient, so the same code (on Tensors or on Variables) serves the first-order and create_graph passes.
+// view, or a zero tensor with the gradient written into the part that was taken (slice_backward).
 #include "autograd/functions.h"
 #include "tensor/ops.h"
 
@@ -9,13 +8,13 @@ namespace minigrad {
 Variable reshape(const Variable& x, const Shape& shape) {
   return record(
       "reshape", x.data().reshape(shape), {x},
-      [from = x.shape()]<typename G>(const G& g, NeedsGrad) { return GradsOf<G>{reshape(g, from)}; });
+      [from = x.shape()](const Variable& g, NeedsGrad) -> VariableGrads { return {reshape(g, from)}; });
 }
 
 Variable transpose(const Variable& x, int64_t dim0, int64_t dim1) {
   return record(
       "transpose", x.data().transpose(dim0, dim1), {x},
-      [dim0, dim1]<typename G>(const G& g, NeedsGrad) { return GradsOf<G>{transpose(g, dim0, dim1)}; });
+      [dim0, dim1](const Variable& g, NeedsGrad) -> VariableGrads { return {transpose(g, dim0, dim1)}; });
 }
 
 Variable permute(const Variable& x, const Shape& dims) {
@@ -24,14 +23,14 @@ Variable permute(const Variable& x, const Shape& dims) {
   Shape inverse = Shape::filled(x.rank(), 0);
   for (int i = 0; i < x.rank(); ++i) inverse[normalize_dim("permute", dims[i], x.rank())] = i;
   return record("permute", y, {x},
-                [inverse]<typename G>(const G& g, NeedsGrad) { return GradsOf<G>{permute(g, inverse)}; });
+                [inverse](const Variable& g, NeedsGrad) -> VariableGrads { return {permute(g, inverse)}; });
 }
 
 Variable expand(const Variable& x, const Shape& shape) {
   // Every output element that repeats an input element sends its gradient back to it: a sum.
-  return record("expand", x.data().expand(shape), {x}, [from = x.shape()]<typename G>(const G& g, NeedsGrad) {
-    return GradsOf<G>{sum_to(g, from)};
-  });
+  return record(
+      "expand", x.data().expand(shape), {x},
+      [from = x.shape()](const Variable& g, NeedsGrad) -> VariableGrads { return {sum_to(g, from)}; });
 }
 
 Variable sum_to(const Variable& x, const Shape& shape) {
@@ -39,23 +38,24 @@ Variable sum_to(const Variable& x, const Shape& shape) {
   if (x.shape() == shape) return x;
   return record(
       "sum_to", sum_to(x.data(), shape), {x},
-      [from = x.shape()]<typename G>(const G& g, NeedsGrad) { return GradsOf<G>{expand(g, from)}; });
+      [from = x.shape()](const Variable& g, NeedsGrad) -> VariableGrads { return {expand(g, from)}; });
 }
 
 namespace {
 
-// The gradient of a slice: zeros of the input's shape with `g` written into the sliced part. As a
-// Variable it is an op of its own, whose gradient is the same slice again.
-Tensor unslice(const Tensor& g, const Shape& from, int64_t dim, int64_t start, int64_t end, int64_t step) {
+// The gradient of a slice: zeros of the input's shape with `g` written into the sliced part. An op of its
+// own, linear in g, whose gradient is the same slice again.
+Tensor slice_backward(const Tensor& g, const Shape& from, int64_t dim, int64_t start, int64_t end,
+                      int64_t step) {
   Tensor gx = Tensor::zeros(from, g.dtype());
   gx.slice(dim, start, end, step).copy_(g);
   return gx;
 }
-Variable unslice(const Variable& g, const Shape& from, int64_t dim, int64_t start, int64_t end,
-                 int64_t step) {
-  return record("slice_backward", unslice(g.data(), from, dim, start, end, step), {g},
-                [dim, start, end, step]<typename G>(const G& gg, NeedsGrad) {
-                  return GradsOf<G>{slice(gg, dim, start, end, step)};
+Variable slice_backward(const Variable& g, const Shape& from, int64_t dim, int64_t start, int64_t end,
+                        int64_t step) {
+  return record("slice_backward", slice_backward(g.data(), from, dim, start, end, step), {g},
+                [dim, start, end, step](const Variable& gg, NeedsGrad) -> VariableGrads {
+                  return {slice(gg, dim, start, end, step)};
                 });
 }
 
@@ -63,8 +63,8 @@ Variable unslice(const Variable& g, const Shape& from, int64_t dim, int64_t star
 
 Variable slice(const Variable& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
   return record("slice", x.data().slice(dim, start, end, step), {x},
-                [from = x.shape(), dim, start, end, step]<typename G>(const G& g, NeedsGrad) {
-                  return GradsOf<G>{unslice(g, from, dim, start, end, step)};
+                [from = x.shape(), dim, start, end, step](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {slice_backward(g, from, dim, start, end, step)};
                 });
 }
 
@@ -79,9 +79,9 @@ Variable concat(const std::vector<Variable>& xs, int64_t dim) {
   const int d = normalize_dim("concat", dim, y.rank());
   for (const Tensor& t : data) sizes.push_back(t.shape()[d]);
   return record("concat", y, std::span<const Variable>(xs),
-                [d, sizes]<typename G>(const G& g, NeedsGrad needs) {
+                [d, sizes](const Variable& g, NeedsGrad needs) -> VariableGrads {
                   // Each input's gradient is its own stretch of the output gradient.
-                  GradsOf<G> grads(sizes.size());
+                  VariableGrads grads(sizes.size());
                   int64_t at = 0;
                   for (size_t i = 0; i < sizes.size(); ++i) {
                     if (needs[i]) grads[i] = slice(g, d, at, at + sizes[i]);
@@ -94,13 +94,13 @@ Variable concat(const std::vector<Variable>& xs, int64_t dim) {
 Variable unsqueeze(const Variable& x, int64_t dim) {
   return record(
       "unsqueeze", x.data().unsqueeze(dim), {x},
-      [from = x.shape()]<typename G>(const G& g, NeedsGrad) { return GradsOf<G>{reshape(g, from)}; });
+      [from = x.shape()](const Variable& g, NeedsGrad) -> VariableGrads { return {reshape(g, from)}; });
 }
 
 Variable squeeze(const Variable& x, int64_t dim) {
-  return record("squeeze", x.data().squeeze(dim), {x}, [from = x.shape()]<typename G>(const G& g, NeedsGrad) {
-    return GradsOf<G>{reshape(g, from)};
-  });
+  return record(
+      "squeeze", x.data().squeeze(dim), {x},
+      [from = x.shape()](const Variable& g, NeedsGrad) -> VariableGrads { return {reshape(g, from)}; });
 }
 
 }  // namespace minigrad

@@ -4,7 +4,7 @@
 //   dx_j = Σ_i g_i·y_i(δ_ij - y_j) = y_j·(g_j - Σ_i g_i·y_i)
 // and with z = log_softmax(x), dz_i/dx_j = δ_ij - softmax_j, so
 //   dx_j = g_j - softmax_j·Σ_i g_i = g_j - exp(z_j)·Σ_i g_i.
-// Both are one dot product per row and one pass; each runs as a fused loop over rows.
+// Both are one dot product per row and one pass; each is a named backward op, a fused loop over rows.
 #include "autograd/functions.h"
 #include "tensor/fast_math.h"
 #include "tensor/ops.h"
@@ -34,50 +34,81 @@ Tensor rowwise(std::string_view op, const Tensor& y, const Tensor& g, int dim, R
 
 }  // namespace
 
+// ---- softmax: dx = y·(g - Σ g·y) ----
+
+Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t dim) {
+  return rowwise("softmax_backward", y, g, normalize_dim("softmax_backward", dim, y.rank()),
+                 []<typename T>(const T* y, const T* g, T* dx, int64_t n) {
+                   T dot = 0;
+                   for (int64_t i = 0; i < n; ++i) dot += g[i] * y[i];
+                   for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (g[i] - dot);
+                 });
+}
+
+Variable softmax_backward(const Variable& g, const Variable& y, int64_t dim) {
+  // The map g -> dx is the symmetric Jacobian diag(y) - y·yᵀ, so d/dg is this op again.
+  // d/dy_k of Σ_j gg_j·dx_j = gg_k·(g_k - Σ g·y) - g_k·Σ gg·y.
+  return record("softmax_backward", softmax_backward(g.data(), y.data(), dim), {g, y},
+                [sg = save_if(g, y.requires_grad()), sy = SavedTensor(y), dim](
+                    const Variable& gg, NeedsGrad needs) -> VariableGrads {
+                  const Variable y = sy.variable();
+                  Variable dg, dy;
+                  if (needs[0]) dg = softmax_backward(gg, y, dim);
+                  if (needs[1]) {
+                    const Variable g = sg.variable();
+                    dy = sub(mul(gg, sub(g, sum(mul(g, y), {dim}, /*keepdim=*/true))),
+                             mul(g, sum(mul(gg, y), {dim}, /*keepdim=*/true)));
+                  }
+                  return {dg, dy};
+                });
+}
+
 Variable softmax(const Variable& x, int64_t dim) {
   const int d = normalize_dim("softmax", dim, x.rank());
   Tensor y = softmax(x.data(), d);
   return record("softmax", y, {x},
-                Backward{[sy = SavedTensor(y), d](const Tensor& g, NeedsGrad) -> Grads {
-                           return {rowwise("softmax_backward", sy.get(), g, d,
-                                           []<typename T>(const T* y, const T* g, T* dx, int64_t n) {
-                                             T dot = 0;
-                                             for (int64_t i = 0; i < n; ++i) dot += g[i] * y[i];
-                                             for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (g[i] - dot);
-                                           })};
-                         },
-                         // The same formula in differentiable ops: dx = y·(g - Σ g·y).
-                         [sy = SavedTensor(y), d](const Variable& g, NeedsGrad needs) -> VariableGrads {
-                           const Variable y = sy.output_variable(needs);
-                           return {mul(y, sub(g, sum(mul(g, y), {d}, /*keepdim=*/true)))};
-                         }});
+                [sy = SavedTensor(y), d](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  return {softmax_backward(g, sy.output_variable(needs), d)};
+                });
+}
+
+// ---- log-softmax: dx = g - exp(z)·Σg ----
+
+Tensor log_softmax_backward(const Tensor& g, const Tensor& z, int64_t dim) {
+  return rowwise("log_softmax_backward", z, g, normalize_dim("log_softmax_backward", dim, z.rank()),
+                 []<typename T>(const T* z, const T* g, T* dx, int64_t n) {
+                   T total = 0;
+                   for (int64_t i = 0; i < n; ++i) total += g[i];
+                   for (int64_t i = 0; i < n; ++i) dx[i] = g[i] - fast_exp_nonpositive(z[i]) * total;
+                 });
+}
+
+Variable log_softmax_backward(const Variable& g, const Variable& z, int64_t dim) {
+  // With e = exp(z), for Σ_j gg_j·dx_j: d/dg_k = gg_k - Σ gg·e, and d/dz_k = -gg_k·e_k·Σg.
+  return record("log_softmax_backward", log_softmax_backward(g.data(), z.data(), dim), {g, z},
+                [sg = save_if(g, z.requires_grad()), sz = SavedTensor(z), dim](
+                    const Variable& gg, NeedsGrad needs) -> VariableGrads {
+                  const Variable gg_e = mul(gg, exp(sz.variable()));
+                  return {
+                      needs[0] ? sub(gg, sum(gg_e, {dim}, /*keepdim=*/true)) : Variable(),
+                      needs[1] ? neg(mul(gg_e, sum(sg.variable(), {dim}, /*keepdim=*/true))) : Variable()};
+                });
 }
 
 Variable log_softmax(const Variable& x, int64_t dim) {
   const int d = normalize_dim("log_softmax", dim, x.rank());
   Tensor z = log_softmax(x.data(), d);
   return record("log_softmax", z, {x},
-                Backward{[sz = SavedTensor(z), d](const Tensor& g, NeedsGrad) -> Grads {
-                           return {rowwise("log_softmax_backward", sz.get(), g, d,
-                                           []<typename T>(const T* z, const T* g, T* dx, int64_t n) {
-                                             T total = 0;
-                                             for (int64_t i = 0; i < n; ++i) total += g[i];
-                                             for (int64_t i = 0; i < n; ++i)
-                                               dx[i] = g[i] - fast_exp_nonpositive(z[i]) * total;
-                                           })};
-                         },
-                         // dx = g - exp(z)·Σg
-                         [sz = SavedTensor(z), d](const Variable& g, NeedsGrad needs) -> VariableGrads {
-                           const Variable z = sz.output_variable(needs);
-                           return {sub(g, mul(exp(z), sum(g, {d}, /*keepdim=*/true)))};
-                         }});
+                [sz = SavedTensor(z), d](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  return {log_softmax_backward(g, sz.output_variable(needs), d)};
+                });
 }
 
 Variable masked_fill(const Variable& x, const Tensor& mask, double value) {
   // Filled entries no longer depend on x: their gradient is 0.
   return record("masked_fill", masked_fill(x.data(), mask, value), {x},
-                [sm = SavedTensor(mask)]<typename G>(const G& g, NeedsGrad) {
-                  return GradsOf<G>{masked_fill(g, sm.get(), 0.0)};
+                [sm = SavedTensor(mask)](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {masked_fill(g, sm.get(), 0.0)};
                 });
 }
 

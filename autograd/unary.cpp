@@ -1,6 +1,7 @@
-// Elementwise functions. Each first-order backward is one fused pass over the upstream gradient and
-// whichever of the input x or the output y makes the derivative cheapest; the differentiable backward
-// writes the same formula with differentiable ops (for create_graph).
+// Elementwise functions. Where the derivative is more than one product, the backward calls a named
+// backward op (tanh_backward, ...): one fused pass over the upstream gradient and whichever of the input
+// x or the output y makes the derivative cheapest. Each named backward op is itself an op, with a
+// derivative of its own, so gradients of any order exist.
 #include <cmath>
 #include <numbers>
 
@@ -11,134 +12,150 @@ namespace minigrad {
 
 Variable exp(const Variable& x) {
   Tensor y = exp(x.data());
-  return record("exp", y, {x}, [sy = SavedTensor(y)]<typename G>(const G& g, NeedsGrad needs) {
-    return GradsOf<G>{mul(g, sy.output_as<G>(needs))};  // (e^x)' = e^x = y
+  return record("exp", y, {x}, [sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
+    return {mul(g, sy.output_variable(needs))};  // (e^x)' = e^x = y
   });
 }
 
 Variable log(const Variable& x) {
-  return record("log", log(x.data()), {x}, [sx = SavedTensor(x)]<typename G>(const G& g, NeedsGrad) {
-    return GradsOf<G>{div(g, sx.as<G>())};  // (log x)' = 1/x
-  });
+  return record("log", log(x.data()), {x},
+                [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {div(g, sx.variable())};  // (log x)' = 1/x
+                });
+}
+
+// ---- sqrt: (√x)' = 1 / (2√x) = 1 / (2y) ----
+
+Tensor sqrt_backward(const Tensor& g, const Tensor& y) {
+  return zip_float("sqrt_backward", g, y, [](auto g, auto y) { return g / (2 * y); });
+}
+
+Variable sqrt_backward(const Variable& g, const Variable& y) {
+  // d/dg = 1/(2y): this op again. d/dy = -g/(2y²) = -sqrt_backward(g, y)/y.
+  return record("sqrt_backward", sqrt_backward(g.data(), y.data()), {g, y},
+                [sg = save_if(g, y.requires_grad()), sy = SavedTensor(y)](const Variable& gg,
+                                                                          NeedsGrad needs) -> VariableGrads {
+                  const Variable y = sy.variable();
+                  return {needs[0] ? sqrt_backward(gg, y) : Variable(),
+                          needs[1] ? neg(div(sqrt_backward(mul(gg, sg.variable()), y), y)) : Variable()};
+                });
 }
 
 Variable sqrt(const Variable& x) {
   Tensor y = sqrt(x.data());
-  // (√x)' = 1 / (2√x) = 1 / (2y)
-  return record(
-      "sqrt", y, {x},
-      Backward{[sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
-                 return {zip_float("sqrt_backward", g, sy.get(), [](auto g, auto y) { return g / (2 * y); })};
-               },
-               [sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
-                 return {div(g, mul(sy.output_variable(needs), 2.0))};
-               }});
+  return record("sqrt", y, {x}, [sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
+    return {sqrt_backward(g, sy.output_variable(needs))};
+  });
+}
+
+// ---- tanh: tanh' = 1 - tanh² = 1 - y² ----
+
+Tensor tanh_backward(const Tensor& g, const Tensor& y) {
+  return zip_float("tanh_backward", g, y, [](auto g, auto y) { return g * (1 - y * y); });
+}
+
+Variable tanh_backward(const Variable& g, const Variable& y) {
+  // d/dg = 1 - y²: this op again. d/dy = -2·g·y.
+  return record("tanh_backward", tanh_backward(g.data(), y.data()), {g, y},
+                [sg = save_if(g, y.requires_grad()), sy = SavedTensor(y)](const Variable& gg,
+                                                                          NeedsGrad needs) -> VariableGrads {
+                  return {needs[0] ? tanh_backward(gg, sy.variable()) : Variable(),
+                          needs[1] ? mul(mul(gg, sg.variable()), mul(sy.variable(), -2.0)) : Variable()};
+                });
 }
 
 Variable tanh(const Variable& x) {
   Tensor y = tanh(x.data());
-  // tanh' = 1 - tanh² = 1 - y²
-  return record("tanh", y, {x},
-                Backward{[sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
-                           return {zip_float("tanh_backward", g, sy.get(),
-                                             [](auto g, auto y) { return g * (1 - y * y); })};
-                         },
-                         [sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
-                           const Variable y = sy.output_variable(needs);
-                           return {mul(g, rsub(1.0, mul(y, y)))};
-                         }});
+  return record("tanh", y, {x}, [sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
+    return {tanh_backward(g, sy.output_variable(needs))};
+  });
+}
+
+// ---- sigmoid: σ' = σ(1 - σ) = y(1 - y) ----
+
+Tensor sigmoid_backward(const Tensor& g, const Tensor& y) {
+  return zip_float("sigmoid_backward", g, y, [](auto g, auto y) { return g * y * (1 - y); });
+}
+
+Variable sigmoid_backward(const Variable& g, const Variable& y) {
+  // d/dg = y(1 - y): this op again. d/dy = g·(1 - 2y).
+  return record(
+      "sigmoid_backward", sigmoid_backward(g.data(), y.data()), {g, y},
+      [sg = save_if(g, y.requires_grad()), sy = SavedTensor(y)](const Variable& gg,
+                                                                NeedsGrad needs) -> VariableGrads {
+        return {needs[0] ? sigmoid_backward(gg, sy.variable()) : Variable(),
+                needs[1] ? mul(mul(gg, sg.variable()), rsub(1.0, mul(sy.variable(), 2.0))) : Variable()};
+      });
 }
 
 Variable sigmoid(const Variable& x) {
   Tensor y = sigmoid(x.data());
-  // σ' = σ(1 - σ) = y(1 - y)
   return record("sigmoid", y, {x},
-                Backward{[sy = SavedTensor(y)](const Tensor& g, NeedsGrad) -> Grads {
-                           return {zip_float("sigmoid_backward", g, sy.get(),
-                                             [](auto g, auto y) { return g * y * (1 - y); })};
-                         },
-                         [sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
-                           const Variable y = sy.output_variable(needs);
-                           return {mul(g, mul(y, rsub(1.0, y)))};
-                         }});
+                [sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  return {sigmoid_backward(g, sy.output_variable(needs))};
+                });
+}
+
+// ---- relu: 1 where x > 0, else 0 (at the kink x = 0 PyTorch also takes 0) ----
+
+Tensor relu_backward(const Tensor& g, const Tensor& x) {
+  return zip_float("relu_backward", g, x, [](auto g, auto x) { return x > 0 ? g : decltype(g)(0); });
+}
+
+Variable relu_backward(const Variable& g, const Tensor& x) {
+  // Linear in g with a constant mask: d/dg is this op again, and x gets no gradient (relu'' = 0).
+  return record("relu_backward", relu_backward(g.data(), x), {g},
+                [sx = SavedTensor(x)](const Variable& gg, NeedsGrad) -> VariableGrads {
+                  return {relu_backward(gg, sx.get())};
+                });
 }
 
 Variable relu(const Variable& x) {
-  // 1 where x > 0, else 0 (at the kink x = 0 PyTorch also takes 0). The mask is a constant: relu'' = 0.
   return record("relu", relu(x.data()), {x},
-                Backward{[sx = SavedTensor(x)](const Tensor& g, NeedsGrad) -> Grads {
-                           return {zip_float("relu_backward", g, sx.get(),
-                                             [](auto g, auto x) { return x > 0 ? g : decltype(g)(0); })};
-                         },
-                         [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
-                           const Tensor& x = sx.get();
-                           const Tensor positive =
-                               where(gt(x, 0.0), Tensor::scalar(1, x.dtype()), Tensor::scalar(0, x.dtype()));
-                           return {mul(g, Variable(positive))};
-                         }});
+                [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {relu_backward(g, sx.get())};
+                });
 }
+
+// ---- gelu(x) = x·Φ(x): gelu'(x) = Φ(x) + x·φ(x), gelu''(x) = φ(x)·(2 - x²), φ the normal density ----
 
 namespace {
 
-// gelu'(x) = Φ(x) + x·φ(x) and gelu''(x) = φ(x)·(2 - x²), φ the standard normal density.
 template <typename T>
 T gelu_slope(T x) {
   const T cdf = T(0.5) * (1 + std::erf(x * T(std::numbers::sqrt2 / 2)));
   return cdf + x * std::exp(T(-0.5) * x * x) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
 }
-template <typename T>
-T gelu_curvature(T x) {
-  return std::exp(T(-0.5) * x * x) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2) * (2 - x * x);
-}
-
-// g·gelu'(x) as an op of its own (inputs g and x), so that gelu's gradient can be differentiated again:
-// d/dg = gelu'(x), d/dx = g·gelu''(x). Its own differentiable backward uses this op again for d/dg and
-// composes gelu''(x) = φ(x)·(2 - x²) from differentiable ops, so derivatives of any order exist.
-Variable gelu_backward(const Variable& g, const Variable& x) {
-  return record(
-      "gelu_backward",
-      zip_float("gelu_backward", g.data(), x.data(), [](auto g, auto x) { return g * gelu_slope(x); }),
-      {g, x},
-      Backward{[sg = save_if(g, x.requires_grad()), sx = SavedTensor(x)](const Tensor& gg,
-                                                                         NeedsGrad needs) -> Grads {
-                 Tensor dg, dx;
-                 if (needs[0]) {
-                   dg = zip_float("gelu_backward", gg, sx.get(),
-                                  [](auto gg, auto x) { return gg * gelu_slope(x); });
-                 }
-                 if (needs[1]) {
-                   dx = zip_float("gelu_double_backward", mul(gg, sg.get()), sx.get(),
-                                  [](auto ggg, auto x) { return ggg * gelu_curvature(x); });
-                 }
-                 return {dg, dx};
-               },
-               [sg = save_if(g, x.requires_grad()), sx = SavedTensor(x)](const Variable& gg,
-                                                                         NeedsGrad needs) -> VariableGrads {
-                 const Variable x = sx.variable();
-                 Variable dg, dx;
-                 if (needs[0]) dg = gelu_backward(gg, x);
-                 if (needs[1]) {
-                   const Variable x_squared = mul(x, x);
-                   const Variable density =  // φ(x) = e^{-x²/2} / √(2π)
-                       mul(exp(mul(x_squared, -0.5)), std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-                   dx = mul(mul(gg, sg.variable()), mul(density, add(neg(x_squared), 2.0)));
-                 }
-                 return {dg, dx};
-               }});
-}
 
 }  // namespace
 
+Tensor gelu_backward(const Tensor& g, const Tensor& x) {
+  return zip_float("gelu_backward", g, x, [](auto g, auto x) { return g * gelu_slope(x); });
+}
+
+Variable gelu_backward(const Variable& g, const Variable& x) {
+  // d/dg = gelu'(x): this op again. d/dx = g·gelu''(x) = g·φ(x)·(2 - x²), φ(x) = e^{-x²/2} / √(2π).
+  return record("gelu_backward", gelu_backward(g.data(), x.data()), {g, x},
+                [sg = save_if(g, x.requires_grad()), sx = SavedTensor(x)](const Variable& gg,
+                                                                          NeedsGrad needs) -> VariableGrads {
+                  const Variable x = sx.variable();
+                  Variable dg, dx;
+                  if (needs[0]) dg = gelu_backward(gg, x);
+                  if (needs[1]) {
+                    const Variable x_squared = mul(x, x);
+                    const Variable density =
+                        mul(exp(mul(x_squared, -0.5)), std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+                    dx = mul(mul(gg, sg.variable()), mul(density, rsub(2.0, x_squared)));
+                  }
+                  return {dg, dx};
+                });
+}
+
 Variable gelu(const Variable& x) {
-  // gelu(x) = x·Φ(x)  =>  gelu'(x) = Φ(x) + x·φ(x)
   return record("gelu", gelu(x.data()), {x},
-                Backward{[sx = SavedTensor(x)](const Tensor& g, NeedsGrad) -> Grads {
-                           return {zip_float("gelu_backward", g, sx.get(),
-                                             [](auto g, auto x) { return g * gelu_slope(x); })};
-                         },
-                         [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
-                           return {gelu_backward(g, sx.variable())};
-                         }});
+                [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {gelu_backward(g, sx.variable())};
+                });
 }
 
 }  // namespace minigrad

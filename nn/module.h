@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/grad_mode.h"
 #include "autograd/variable.h"
 
 namespace minigrad::nn {

@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build/release -j "$(nproc)" --target minigrad-gradcheck
-exec build/release/examples/minigrad-gradcheck "$@"
+exec build/release/tests/gradcheck/minigrad-gradcheck "$@"

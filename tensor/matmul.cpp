@@ -95,10 +95,9 @@ constexpr int64_t kSplitGemmWork = int64_t{1} << 20;
 
 // minigrad splits a large product between its threads itself, one single-threaded BLAS call per piece,
 // instead of letting OpenBLAS thread the call. OpenBLAS's own split shares packed panels between its
-// threads and synchronises on every block; on the tall, thin products of a Transformer step it ran
-// 1.0-1.4x faster on 2 threads than on 1 (a 32768x64 by 64x64 product: 0.98x), while independent
-// pieces ran 1.6-2.1x faster, and 2.08x against OpenBLAS's 1.92x even on 1024³ (this machine, OpenBLAS
-// 0.3.21). The split: along k when k dominates (a weight's gradient, summed over every token), each
+// threads and synchronises on every block, which gains little on the tall, thin products of a
+// Transformer step; independent pieces scale better (docs/performance.md, "Threads and memory"). The
+// split: along k when k dominates (a weight's gradient, summed over every token), each
 // thread summing its share of k and the shares added at the end; otherwise into bands of C's rows (or
 // columns when C is wide), each thread's band a multiple of 16 rows so that BLAS's tiles stay whole.
 // The result equals the one-call result up to rounding, which already depends on the thread count with

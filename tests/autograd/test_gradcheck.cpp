@@ -1,6 +1,6 @@
 // Every differentiable op passes gradcheck in float64 with PyTorch's tolerances and a random upstream
 // gradient, on several random draws of shapes; and gradcheck itself catches wrong gradients.
-#include "examples/gradcheck/cases.h"
+#include "tests/gradcheck/cases.h"
 #include "test_helpers.h"
 
 using namespace minigrad;

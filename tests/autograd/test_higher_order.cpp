@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "autograd/testing.h"
-#include "examples/gradcheck/cases.h"
 #include "test_helpers.h"
+#include "tests/gradcheck/cases.h"
 
 using namespace minigrad;
 using namespace minigrad::testing;
@@ -81,12 +81,22 @@ BOOST_AUTO_TEST_CASE(every_op_and_layer_passes_gradgradcheck) {
 }
 
 BOOST_AUTO_TEST_CASE(ops_with_backward_ops_of_their_own_have_third_derivatives) {
-  // gelu, embedding and slice compute their gradients with ops of their own (gelu_backward,
-  // embedding_backward, slice_backward). gradgradcheck of f's gradient checks f's third derivatives, so
-  // it goes through those ops' differentiable backward and through their gradients again.
+  // These ops compute their gradients with named backward ops (gelu_backward, tanh_backward, ...), each
+  // an op with a derivative of its own. gradgradcheck of f's gradient checks f's third derivatives, so it
+  // goes through those ops' own backward and through their gradients again.
   const Tensor ids = Tensor::from_vector<int64_t>({0, 2, 1, 2, 3}, {5});
+  const Tensor targets = Tensor::from_vector<int64_t>({2, 0, 1, 2}, {4});
+  auto positive = [](const Variable& x) { return add(mul(x, x), 0.5); };
   const std::vector<std::pair<std::string, GradcheckFunction>> cases = {
       {"gelu", [](const std::vector<Variable>& in) { return gelu(in[0]); }},
+      {"tanh", [](const std::vector<Variable>& in) { return tanh(in[0]); }},
+      {"sigmoid", [](const std::vector<Variable>& in) { return sigmoid(in[0]); }},
+      {"sqrt", [&](const std::vector<Variable>& in) { return sqrt(positive(in[0])); }},
+      {"pow", [&](const std::vector<Variable>& in) { return pow(positive(in[0]), 2.5); }},
+      {"softmax", [](const std::vector<Variable>& in) { return softmax(in[0], 1); }},
+      {"log_softmax", [](const std::vector<Variable>& in) { return log_softmax(in[0], 0); }},
+      {"cross_entropy", [&](const std::vector<Variable>& in) { return cross_entropy(in[0], targets); }},
+      {"max", [](const std::vector<Variable>& in) { return mul(max(in[0], 1), max(in[0], 1)); }},
       {"embedding",
        [&](const std::vector<Variable>& in) {
          const Variable rows = embedding(in[0], ids, /*padding_idx=*/1);
@@ -110,30 +120,36 @@ BOOST_AUTO_TEST_CASE(ops_with_backward_ops_of_their_own_have_third_derivatives) 
   }
 }
 
+// square's named backward op, 2·g·x, with a wrong derivative of its own: d/dx should be 2g, this says
+// g·(x + 2). Right values, wrong second derivative everywhere.
+Variable bad_square_backward(const Variable& g, const Variable& x) {
+  return record(
+      "bad_square_backward", mul(mul(g.data(), x.data()), 2.0), {g, x},
+      [sg = SavedTensor(g), sx = SavedTensor(x)](const Variable& gg, NeedsGrad needs) -> VariableGrads {
+        return {needs[0] ? bad_square_backward(gg, sx.variable()) : Variable(),
+                needs[1] ? mul(mul(gg, sg.variable()), add(sx.variable(), 2.0)) : Variable()};
+      });
+}
+
 BOOST_AUTO_TEST_CASE(gradgradcheck_catches_a_wrong_second_derivative) {
-  // A square whose differentiable backward is 2x + x² instead of 2x: right values at x = 0 only, wrong
-  // second derivative everywhere.
   auto bad_square = [](const std::vector<Variable>& in) {
     const Variable& x = in[0];
     return record("bad_square", mul(x.data(), x.data()), {x},
-                  Backward{[sx = SavedTensor(x)](const Tensor& g, NeedsGrad) -> Grads {
-                             return {mul(mul(g, sx.get()), 2.0)};
-                           },
-                           [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
-                             const Variable x = sx.variable();
-                             return {mul(g, add(mul(x, 2.0), mul(x, x)))};
-                           }});
+                  [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+                    return {bad_square_backward(g, sx.variable())};
+                  });
   };
   BOOST_TEST(gradcheck(bad_square, {random_leaf({3}, 1)}).passed);  // first order is right
   BOOST_TEST(!gradgradcheck(bad_square, {random_leaf({3}, 1)}).passed);
 }
 
-// The README's "Writing an op" example: a user's op with the same mechanism as minigrad's.
+// docs/writing-an-op.md's example: a user's op with the same mechanism as minigrad's.
 Variable cube(const Variable& x) {
-  return record("cube", pow(x.data(), 3.0), {x}, [sx = SavedTensor(x)]<typename G>(const G& g, NeedsGrad) {
-    const G x = sx.as<G>();
-    return GradsOf<G>{mul(mul(g, mul(x, x)), 3.0)};  // d(x³)/dx = 3x²
-  });
+  return record("cube", pow(x.data(), 3.0), {x},
+                [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+                  const Variable x = sx.variable();
+                  return {mul(mul(g, mul(x, x)), 3.0)};  // d(x³)/dx = 3x²
+                });
 }
 
 BOOST_AUTO_TEST_CASE(a_user_op_checked_with_the_testing_header) {

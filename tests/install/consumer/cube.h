@@ -1,4 +1,4 @@
-// A user's own differentiable op, defined with minigrad's public mechanism (README: "Writing an op").
+// A user's own differentiable op, defined with minigrad's public mechanism (docs/writing-an-op.md).
 #pragma once
 
 #include <minigrad/minigrad.h>
@@ -6,8 +6,9 @@
 // x³, elementwise.
 inline minigrad::Variable cube(const minigrad::Variable& x) {
   using namespace minigrad;
-  return record("cube", pow(x.data(), 3.0), {x}, [sx = SavedTensor(x)]<typename G>(const G& g, NeedsGrad) {
-    const G x = sx.as<G>();
-    return GradsOf<G>{mul(mul(g, mul(x, x)), 3.0)};  // d(x³)/dx = 3x²
-  });
+  return record("cube", pow(x.data(), 3.0), {x},
+                [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+                  const Variable x = sx.variable();
+                  return {mul(mul(g, mul(x, x)), 3.0)};  // d(x³)/dx = 3x²
+                });
 }

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "examples/gradcheck/cases.h"
+#include "tests/gradcheck/cases.h"
 
 int main(int argc, char** argv) {
   using namespace minigrad;

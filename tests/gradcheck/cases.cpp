@@ -1,4 +1,4 @@
-#include "examples/gradcheck/cases.h"
+#include "tests/gradcheck/cases.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,0 +1,183 @@
+// The graph that ops record and backward() walks: Nodes (one per recorded op), the Edges from a node to
+// where its inputs' gradients go, the tensors a backward function saves, and record(), the one way an op
+// (minigrad's or yours) adds itself to the graph.
+//
+// An op computes its result with the tensor layer and hands it to record() with its inputs and its
+// backward function, written right under the forward code (docs/writing-an-op.md):
+//
+//   Variable square(const Variable& x) {
+//     return record("square", mul(x.data(), x.data()), {x},
+//                   [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+//                     return {mul(mul(g, sx.variable()), 2.0)};  // d(x²)/dx = 2x
+//                   });
+//   }
+//
+// The backward function maps the gradient of the output, g, to one gradient per input, written with
+// differentiable ops on Variables. An ordinary backward() calls it with grad mode off, so those ops just
+// compute; backward({.create_graph = true}) calls it with grad mode on, so they record a graph of their
+// own and the gradient can be differentiated again. The derivative is written once, for both.
+//
+// Where a fused kernel pays, the backward calls a named backward op (relu_backward, softmax_backward,
+// ... in autograd/functions.h), itself an op with a derivative of its own. A lambda that takes a
+// `const Tensor&` and returns Grads is a first-order-only backward: differentiating it again throws.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "autograd/grad_mode.h"
+#include "autograd/variable.h"
+
+namespace minigrad {
+
+// Where the gradient for one input of a node goes: to the node that computed the input, or, for a leaf
+// that requires grad, into the leaf's .grad. An input that needs no gradient has neither. Edges do not
+// hold the inputs' values, so intermediate results not saved for backward are freed as soon as the
+// program drops them.
+struct Edge {
+  std::shared_ptr<Node> node;
+  std::shared_ptr<VariableImpl> leaf;
+  Shape shape;  // the input's shape: backward checks each gradient against it
+  DType dtype = DType::Float32;
+  bool needs_grad() const { return node || leaf; }
+};
+
+// Which inputs of a node want a gradient: needs[i] is true when input i requires grad. A backward
+// function can skip the work for the others (and return an undefined gradient for them).
+class NeedsGrad {
+ public:
+  explicit NeedsGrad(const Node& node) : node_(&node) {}
+  bool operator[](size_t input) const;
+  // The node being differentiated; SavedTensor::output_variable needs it.
+  const Node& node() const { return *node_; }
+
+ private:
+  const Node* node_;
+};
+
+using VariableGrads = std::vector<Variable>;  // what a backward function returns: one per input
+using Grads = std::vector<Tensor>;            // the same, from a first-order-only backward on Tensors
+
+// One recorded op: its name, its inputs' edges, and its backward function. A node has one output.
+struct Node : std::enable_shared_from_this<Node> {
+  const char* op = "";
+  std::vector<Edge> inputs;
+  Shape output_shape;
+  DType output_dtype = DType::Float32;
+
+  // Maps d(loss)/d(output) to d(loss)/d(input) for each input, in input order; an undefined Variable
+  // for an input that gets no gradient.
+  virtual VariableGrads backward(const Variable& grad_output, NeedsGrad needs) const = 0;
+  // Frees what backward needed: the backward function and the tensors it saved. The edges stay, so the
+  // graph's shape can still be printed, and a second backward through it finds it freed and says so.
+  virtual void release() = 0;
+  virtual bool released() const = 0;
+
+  virtual ~Node();
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Saving tensors for backward: the one capture rule
+//
+// Every tensor a backward function keeps is captured through a SavedTensor; nothing else is captured
+// but shapes, dtypes and numbers. A SavedTensor remembers the storage's version, so backward throws
+// ModifiedInPlaceError instead of returning a silently wrong gradient if the tensor was modified in
+// place after the forward; and, for an input, it keeps the input's place in the graph, so that the
+// gradient's own graph (create_graph) reaches it.
+//
+// An operand's data is kept only if a gradient needs it (as Flashlight does): for a·b, a is saved only
+// if b requires grad, because only d/db = a uses it. save_if(a, b.requires_grad()) says exactly that.
+
+// Thrown when backward finds that a tensor it saved was modified in place after it was saved.
+class ModifiedInPlaceError : public Error {
+  using Error::Error;
+};
+
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  // A constant (ids, targets, masks) or the op's own output.
+  explicit SavedTensor(Tensor tensor)
+      : tensor_(std::move(tensor)), version_(tensor_.defined() ? tensor_.version() : 0) {}
+  // An input: its data, and, if it requires grad, its place in the graph.
+  explicit SavedTensor(const Variable& input) : SavedTensor(input.data()) {
+    if (input.requires_grad()) input_ = input.impl();
+  }
+
+  bool defined() const { return tensor_.defined(); }
+  // The tensor; throws ModifiedInPlaceError if it was modified in place since it was saved.
+  const Tensor& get() const;
+  // A saved input as a Variable connected to its graph (a constant if it did not require grad).
+  Variable variable() const;
+  // The op's saved output as a Variable computed by `needs.node()`, so that a gradient built from it
+  // depends on the op's inputs through that node (PyTorch's saved outputs do the same).
+  Variable output_variable(NeedsGrad needs) const;
+
+ private:
+  Tensor tensor_;
+  uint64_t version_ = 0;
+  std::shared_ptr<VariableImpl> input_;
+};
+
+// Saves `input` only when `needed` (usually: another input requires grad); undefined otherwise.
+inline SavedTensor save_if(const Variable& input, bool needed) {
+  return needed ? SavedTensor(input) : SavedTensor();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Recording
+
+namespace detail {
+
+bool any_requires_grad(std::span<const Variable> inputs);
+// Fills in a new node's name and edges and returns the op's output Variable, computed by that node.
+Variable connect(std::shared_ptr<Node> node, const char* op, Tensor output, std::span<const Variable> inputs);
+void check_forward_anomaly(const char* op, const Tensor& output, std::span<const Variable> inputs);
+// Throws, naming `op`, if grad mode is on: a first-order-only backward cannot record its gradient's graph.
+void check_first_order_pass(const char* op);
+// A first-order-only backward's gradients as Variables.
+VariableGrads first_order_only(Grads grads);
+
+// A Node holding its op's backward function by value: one allocation per recorded op. You can skip
+// this: it is how record() stores a lambda of any type behind Node's virtual backward.
+template <typename F>
+struct NodeWith final : Node {
+  explicit NodeWith(F f) : fn(std::move(f)) {}
+  VariableGrads backward(const Variable& g, NeedsGrad needs) const override {
+    if constexpr (std::is_invocable_v<const F&, const Variable&, NeedsGrad>) {
+      return (*fn)(g, needs);
+    } else {  // a first-order-only backward on Tensors
+      check_first_order_pass(op);
+      return first_order_only((*fn)(g.data(), needs));
+    }
+  }
+  void release() override { fn.reset(); }
+  bool released() const override { return !fn.has_value(); }
+  std::optional<F> fn;
+};
+
+}  // namespace detail
+
+// Wraps an op's result. If grad mode is on and an input requires grad, the result gets a Node holding
+// the backward function; otherwise it is a plain leaf and the function is dropped unused.
+template <typename F>
+Variable record(const char* op, Tensor output, std::span<const Variable> inputs, F backward) {
+  static_assert(std::is_invocable_r_v<VariableGrads, const F&, const Variable&, NeedsGrad> ||
+                    std::is_invocable_r_v<Grads, const F&, const Tensor&, NeedsGrad>,
+                "a backward function is (const Variable& g, NeedsGrad) -> VariableGrads, or, first order "
+                "only, (const Tensor& g, NeedsGrad) -> Grads");
+  if (AnomalyMode::is_enabled()) detail::check_forward_anomaly(op, output, inputs);
+  if (!GradMode::is_enabled() || !detail::any_requires_grad(inputs)) return Variable(std::move(output));
+  auto node = std::make_shared<detail::NodeWith<F>>(std::move(backward));
+  return detail::connect(std::move(node), op, std::move(output), inputs);
+}
+template <typename F>
+Variable record(const char* op, Tensor output, std::initializer_list<Variable> inputs, F backward) {
+  return record(op, std::move(output), std::span<const Variable>(inputs.begin(), inputs.size()),
+                std::move(backward));
+}
+
+}  // namespace minigrad
