@@ -17,6 +17,7 @@
    absolute 1e-6), every other token exactly.
 
     check_docs.py --root . --program examples/basics/tour.cpp=build/release/examples/minigrad-basics-tour
+    check_docs.py --update --root . --program ...   # rewrites the blocks that differ instead
     check_docs.py --self-test      # the checker itself: it must fail on broken pages
 
 On failure each problem is printed with its page and line, and the exit status is 1.
@@ -195,7 +196,9 @@ def check_links(page, root, pages_by_path):
     return problems, count
 
 
-def check_programs(page, root):
+def check_programs(page, root, fixes):
+    """Problems with the program blocks; `fixes` gets (page, block, right content, problem) for each
+    block that differs."""
     problems, count = [], 0
     for number, line in enumerate(page.lines, 1):
         match = PROGRAM_MARKER.match(line)
@@ -220,6 +223,7 @@ def check_programs(page, root):
                 lineterm="",
             )
             problems.append(f"{where}: the block differs from {source}:\n" + "\n".join(diff))
+            fixes.append((page, block, expected, problems[-1]))
     return problems, count
 
 
@@ -247,7 +251,9 @@ def compare_output(shown, printed):
     return None
 
 
-def check_outputs(page, root, programs, cache):
+def check_outputs(page, root, programs, cache, fixes):
+    """Problems with the output blocks; `fixes` gets (page, block, right content, problem) for each
+    block that differs."""
     problems, count = [], 0
     for number, line in enumerate(page.lines, 1):
         match = OUTPUT_MARKER.match(line)
@@ -291,6 +297,7 @@ def check_outputs(page, root, programs, cache):
                 f"{shown(page.path, root)}:{block[0] + 1}", f"output of {command}", lineterm="",
             )
             problems.append(f"{where}: the output of {source} differs ({difference}):\n" + "\n".join(diff))
+            fixes.append((page, block, result.stdout.rstrip("\n"), problems[-1]))
     return problems, count
 
 
@@ -300,23 +307,43 @@ def find_pages(root):
     return [p.resolve() for p in pages]
 
 
-def check(root, programs, summary=True):
-    """Checks every page under `root`; returns the problems found (and prints a summary line)."""
+def apply_fixes(fixes, root, report):
+    """Rewrites each block in `fixes` with its right content, page by page."""
+    by_page = {}
+    for page, block, content, _ in fixes:
+        by_page.setdefault(page.path, (page, []))[1].append((block, content))
+    for path, (page, blocks) in by_page.items():
+        lines = list(page.lines)
+        for (first, last, _), content in sorted(blocks, key=lambda b: b[0][0], reverse=True):
+            lines[first : last - 1] = content.split("\n") if content else []
+        path.write_text("\n".join(lines), encoding="utf-8")
+        if report:
+            print(f"check_docs: updated {len(blocks)} block(s) of {shown(path, root)}")
+
+
+def check(root, programs, summary=True, update=False):
+    """Checks every page under `root`; returns the problems found (and prints a summary line). With
+    `update`, rewrites the program and output blocks that differ instead of reporting them."""
     root = root.resolve()
     pages = {path: Page(path) for path in find_pages(root)}
-    problems, links, program_blocks, output_blocks, cache = [], 0, 0, 0, {}
+    problems, links, program_blocks, output_blocks, cache, fixes = [], 0, 0, 0, {}, []
     for page in pages.values():
         found, count = check_links(page, root, pages)
         problems += found
         links += count
-        found, count = check_programs(page, root)
+        found, count = check_programs(page, root, fixes)
         problems += found
         program_blocks += count
-        found, count = check_outputs(page, root, programs, cache)
+        found, count = check_outputs(page, root, programs, cache, fixes)
         problems += found
         output_blocks += count
+    if update and fixes:
+        apply_fixes(fixes, root, report=summary)
+        fixed = {problem for *_, problem in fixes}
+        problems = [p for p in problems if p not in fixed]
     if summary:
-        print(f"check_docs: {len(pages)} pages, {links} relative links, {program_blocks} program blocks, {output_blocks} output blocks")
+        print(f"check_docs: {len(pages)} pages, {links} relative links, {program_blocks} program blocks, "
+              f"{output_blocks} output blocks")
     return problems
 
 
@@ -351,26 +378,31 @@ def self_test():
         "a broken link": (good_page.replace("other.md#", "missing.md#"), "missing.md"),
         "a broken anchor": (good_page.replace("other.md#a-heading", "other.md#no-such-heading"),
                             "#no-such-heading"),
-        "a mismatched program block": (good_page.replace("return 0;", "return 1;"), "+int main() { return 1; }"),
+        "a mismatched program block": (good_page.replace("return 0;", "return 1;"),
+                                       "+int main() { return 1; }"),
         "a mismatched output": (good_page.replace("loss 0.50004", "loss 0.5010"), "differs"),
         "an output with other words": (good_page.replace("args: --flag", "arguments: --flag"), "differs"),
-        "a program not given": (good_page.replace("<!-- output: examples/tour.cpp",
-                                                  "<!-- output: examples/other.cpp"), "--program examples/other.cpp"),
+        "a program not given": (good_page.replace("output: examples/tour.cpp", "output: examples/other.cpp"),
+                                "--program examples/other.cpp"),
     }
+
+    def make_tree(root, page):
+        (root / "docs").mkdir()
+        (root / "examples").mkdir()
+        (root / "docs" / "page.md").write_text(page)
+        (root / "docs" / "other.md").write_text("# Title\n\nA heading\n---------\n")
+        (root / "docs" / "picture.png").write_bytes(b"")
+        (root / "examples" / "tour.cpp").write_text(tour)
+        executable = root / "tour"
+        executable.write_text(fake_program)
+        executable.chmod(0o755)
+        return {"examples/tour.cpp": str(executable)}
+
     failures = []
     for name, (page, expected_problem) in cases.items():
         with tempfile.TemporaryDirectory(prefix="check_docs_self_test_") as folder:
             root = Path(folder)
-            (root / "docs").mkdir()
-            (root / "examples").mkdir()
-            (root / "docs" / "page.md").write_text(page)
-            (root / "docs" / "other.md").write_text("# Title\n\nA heading\n---------\n")
-            (root / "docs" / "picture.png").write_bytes(b"")
-            (root / "examples" / "tour.cpp").write_text(tour)
-            executable = root / "tour"
-            executable.write_text(fake_program)
-            executable.chmod(0o755)
-            problems = check(root, {"examples/tour.cpp": str(executable)}, summary=False)
+            problems = check(root, make_tree(root, page), summary=False)
             caught = [p for p in problems if expected_problem is not None and expected_problem in p]
             if expected_problem is None and problems:
                 failures.append(f"{name}: expected no problem, got:\n" + "\n".join(problems))
@@ -381,9 +413,20 @@ def self_test():
                 print(f"{name}: passes")
             else:
                 print(f"{name}: fails, as it should: {caught[0].splitlines()[0]}")
+    # --update rewrites a stale program block and output block so that the page then passes.
+    with tempfile.TemporaryDirectory(prefix="check_docs_self_test_") as folder:
+        root = Path(folder)
+        stale = good_page.replace("return 0;", "return 1;").replace("loss 0.50004", "(to be filled in)")
+        programs = make_tree(root, stale)
+        check(root, programs, summary=False, update=True)
+        problems = check(root, programs, summary=False)
+        if problems:
+            failures.append("--update: the page still fails after it:\n" + "\n".join(problems))
+        else:
+            print("--update: rewrites a stale program block and output block, and the page then passes")
     for failure in failures:
         print(f"SELF-TEST FAILED: {failure}", file=sys.stderr)
-    print(f"check_docs self-test: {len(cases) - len(failures)} of {len(cases)} cases as expected")
+    print(f"check_docs self-test: {len(cases) + 1 - len(failures)} of {len(cases) + 1} cases as expected")
     return 1 if failures else 0
 
 
@@ -393,11 +436,13 @@ def main():
                         help="the repository root (default: two folders above this script)")
     parser.add_argument("--program", action="append", default=[], metavar="SOURCE=EXECUTABLE",
                         help="the executable built from SOURCE, for its <!-- output: SOURCE --> blocks")
+    parser.add_argument("--update", action="store_true",
+                        help="rewrite program and output blocks that differ, rather than report them")
     parser.add_argument("--self-test", action="store_true", help="check the checker on broken pages")
     options = parser.parse_args()
     if options.self_test:
         return self_test()
-    problems = check(options.root, parse_programs(options.program))
+    problems = check(options.root, parse_programs(options.program), update=options.update)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
