@@ -6,9 +6,10 @@ set -euo pipefail
 # libopenblas-openmp-dev: the OpenMP build of OpenBLAS, which shares minigrad's thread pool (see
 # cmake/minigradDependencies.cmake). libopenmpi-dev, openmpi-bin: the distributed layer and its tests.
 # procps: pgrep, with which the black-box tests check that no process is left behind. doxygen: the API
-# reference (the docs target), which a test builds.
+# reference (the docs target), which a test builds. python3: tests/docs/check_docs.py, which checks the
+# docs' links, programs and outputs.
 packages=(g++ make cmake libopenblas-dev libopenblas-openmp-dev libboost-test-dev libcli11-dev
-  nlohmann-json3-dev libplplot-dev plplot-driver-cairo libopenmpi-dev openmpi-bin procps doxygen "$@")
+  nlohmann-json3-dev libplplot-dev plplot-driver-cairo libopenmpi-dev openmpi-bin procps doxygen python3 "$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,454 @@
+#!/usr/bin/env python3
+"""Checks that the docs cannot go stale: README.md and docs/**/*.md, from the repository root.
+
+1. Links. Every relative link and image, [text](path) and ![alt](path) (also reference definitions,
+   [name]: path, and <a href>/<img src> in HTML), must name a file that exists, relative to the page
+   (or to the repository root when it starts with '/'). For page.md#anchor and #anchor the anchor must
+   be the slug of a heading of that page, by GitHub's rules: lowercase, punctuation other than '-' and
+   '_' dropped, spaces to '-', and -1, -2, ... for repeated headings. http(s), mailto and other links
+   with a scheme are skipped, as is everything in code spans and fenced code blocks.
+
+2. Programs. A line <!-- program: PATH --> followed (after blank lines) by a fenced code block: the
+   block must be the file PATH (from the repository root), trailing newlines aside.
+
+3. Outputs. A line <!-- output: PATH [ARGS...] --> followed by a fenced code block: the program built
+   from PATH, given as --program PATH=EXECUTABLE, is run with ARGS in an empty temporary folder, and
+   its standard output must match the block token by token: numbers within a relative 1e-3 (or an
+   absolute 1e-6), every other token exactly.
+
+    check_docs.py --root . --program examples/basics/tour.cpp=build/release/examples/minigrad-basics-tour
+    check_docs.py --update --root . --program ...   # rewrites the blocks that differ instead
+    check_docs.py --self-test      # the checker itself: it must fail on broken pages
+
+On failure each problem is printed with its page and line, and the exit status is 1.
+"""
+
+import argparse
+import difflib
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from urllib.parse import unquote
+
+RELATIVE_TOLERANCE = 1e-3
+ABSOLUTE_TOLERANCE = 1e-6
+PROGRAM_TIMEOUT_SECONDS = 120
+
+FENCE = re.compile(r"^ *(`{3,}|~{3,})")
+ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+PROGRAM_MARKER = re.compile(r"^\s*<!--\s*program:\s*(\S+)\s*-->\s*$")
+OUTPUT_MARKER = re.compile(r"^\s*<!--\s*output:\s*(.+?)\s*-->\s*$")  # PATH [ARGS...], shell-quoted
+# [text](target "title") and ![alt](target): the text may hold one level of brackets ([`a[0]`](x)).
+INLINE_LINK = re.compile(
+    r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*(<[^>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)"
+    r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
+)
+REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:[ \t]*(<[^>\n]*>|\S+)", re.MULTILINE)
+HTML_LINK = re.compile(r"<(?:a|img)\b[^>]*?\b(?:href|src)\s*=\s*[\"']([^\"']*)[\"']", re.IGNORECASE)
+HTML_ANCHOR = re.compile(r"<[a-z]+\b[^>]*?\b(?:id|name)\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|" + NUMBER + r"|\S")
+
+
+class Page:
+    """One Markdown file, split into what the checks need."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lines = path.read_text(encoding="utf-8").split("\n")
+        # The page with every line inside a fenced block (fences included) blanked: line numbers stay.
+        self.prose_lines = []
+        # (first line, last line, content) of each fenced block, 1-based line numbers of the fences.
+        self.blocks = []
+        fence = None
+        for number, line in enumerate(self.lines, 1):
+            match = FENCE.match(line)
+            if fence is None:
+                if match:
+                    fence = (match.group(1), number, [])
+                    self.prose_lines.append("")
+                else:
+                    self.prose_lines.append(line)
+            else:
+                mark, first, content = fence
+                stripped = line.strip()
+                if stripped and set(stripped) == {mark[0]} and len(stripped) >= len(mark):
+                    self.blocks.append((first, number, "\n".join(content)))
+                    fence = None
+                else:
+                    content.append(line)
+                self.prose_lines.append("")
+        if fence is not None:  # an unclosed fence runs to the end of the page, as in CommonMark
+            self.blocks.append((fence[1], len(self.lines), "\n".join(fence[2])))
+        self.prose = blank_code_spans("\n".join(self.prose_lines))
+
+    def anchors(self):
+        """The fragment names a link to this page may use: heading slugs, and HTML ids and names."""
+        slugs, seen = [], {}
+        previous = ""
+        for line in self.prose_lines:
+            text = None
+            match = ATX_HEADING.match(line)
+            if match:
+                text = match.group(2)
+            elif previous.strip() and SETEXT_UNDERLINE.match(line) and not ATX_HEADING.match(previous):
+                text = previous.strip()
+            if text is not None:
+                slug = github_slug(text)
+                count = seen.get(slug, 0)
+                seen[slug] = count + 1
+                slugs.append(slug if count == 0 else f"{slug}-{count}")
+            previous = line
+        slugs += HTML_ANCHOR.findall(self.prose)
+        return set(slugs)
+
+    def block_after(self, line_number):
+        """The fenced block that follows line `line_number` after nothing but blank lines, or None."""
+        for first, last, content in self.blocks:
+            if first > line_number:
+                between = self.lines[line_number : first - 1]
+                return (first, last, content) if all(not line.strip() for line in between) else None
+        return None
+
+
+def blank_code_spans(text):
+    """Replaces inline code spans (`code`, ``co`de``) by spaces, keeping newlines: links inside them are
+    code, not links. A span ends at the next run of as many backticks, within its paragraph."""
+    out = list(text)
+    position = 0
+    while True:
+        opening = re.compile(r"`+").search(text, position)
+        if not opening:
+            break
+        ticks = len(opening.group(0))
+        closing = re.compile(r"(?<!`)`{%d}(?!`)" % ticks).search(text, opening.end())
+        paragraph_end = re.compile(r"\n[ \t]*\n").search(text, opening.end())
+        if not closing or (paragraph_end and paragraph_end.start() < closing.start()):
+            position = opening.end()  # a lone run of backticks is literal text
+            continue
+        for i in range(opening.start(), closing.end()):
+            if out[i] != "\n":
+                out[i] = " "
+        position = closing.end()
+    return "".join(out)
+
+
+def github_slug(heading):
+    """The anchor GitHub gives a heading: its text (links, code and emphasis reduced to their words),
+    lowercase, without punctuation except '-' and '_', spaces turned into '-'."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # [text](url) -> text
+    text = re.sub(r"<[^>]+>", "", text)  # HTML tags
+    text = text.strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def shown(path, root):
+    """A path as the messages show it: from the repository root when it is inside it."""
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+def line_of(text, offset):
+    return text.count("\n", 0, offset) + 1
+
+
+def check_links(page, root, pages_by_path):
+    problems, count = [], 0
+    prose = HTML_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), page.prose)
+    targets = [(m.start(1), m.group(1)) for m in INLINE_LINK.finditer(prose)]
+    targets += [(m.start(1), m.group(1)) for m in REFERENCE_DEFINITION.finditer(prose)]
+    targets += [(m.start(1), m.group(1)) for m in HTML_LINK.finditer(prose)]
+    for offset, target in sorted(targets):
+        where = f"{shown(page.path, root)}:{line_of(prose, offset)}"
+        target = target.strip()
+        if target.startswith("<") and target.endswith(">"):
+            target = target[1:-1]
+        if SCHEME.match(target) or target.startswith("//"):
+            continue  # http(s), mailto, ...: not checked here
+        count += 1
+        if not target:
+            problems.append(f"{where}: empty link target")
+            continue
+        path_part, _, anchor = target.partition("#")
+        path_part = path_part.split("?", 1)[0]
+        path_part, anchor = unquote(path_part), unquote(anchor)
+        if not path_part:
+            file = page.path
+        elif path_part.startswith("/"):
+            file = (root / path_part.lstrip("/")).resolve()
+        else:
+            file = (page.path.parent / path_part).resolve()
+        if not file.exists():
+            problems.append(f"{where}: broken link '{target}': {shown(file, root)} does not exist")
+            continue
+        if anchor and file.suffix.lower() == ".md" and file.is_file():
+            linked = pages_by_path.get(file) or Page(file)
+            if anchor not in linked.anchors():
+                problems.append(f"{where}: broken link '{target}': no heading of {shown(file, root)} has the "
+                                f"anchor '#{anchor}'")
+    return problems, count
+
+
+def check_programs(page, root, fixes):
+    """Problems with the program blocks; `fixes` gets (page, block, right content, problem) for each
+    block that differs."""
+    problems, count = [], 0
+    for number, line in enumerate(page.lines, 1):
+        match = PROGRAM_MARKER.match(line)
+        if not match or not page.prose_lines[number - 1]:
+            continue
+        count += 1
+        where = f"{shown(page.path, root)}:{number}"
+        source = match.group(1)
+        block = page.block_after(number)
+        if block is None:
+            problems.append(f"{where}: <!-- program: {source} --> is not followed by a fenced code block")
+            continue
+        file = root / source
+        if not file.is_file():
+            problems.append(f"{where}: <!-- program: {source} -->: {shown(file, root)} does not exist")
+            continue
+        expected = file.read_text(encoding="utf-8").rstrip("\n")
+        in_page = block[2].rstrip("\n")
+        if in_page != expected:
+            diff = difflib.unified_diff(
+                expected.split("\n"), in_page.split("\n"), source, f"{shown(page.path, root)}:{block[0] + 1}",
+                lineterm="",
+            )
+            problems.append(f"{where}: the block differs from {source}:\n" + "\n".join(diff))
+            fixes.append((page, block, expected, problems[-1]))
+    return problems, count
+
+
+def tokens(text):
+    return TOKEN.findall(text)
+
+
+def same_token(expected, actual):
+    if expected == actual:
+        return True
+    if re.fullmatch(NUMBER, expected) and re.fullmatch(NUMBER, actual):
+        a, b = float(expected), float(actual)
+        return abs(a - b) <= max(RELATIVE_TOLERANCE * max(abs(a), abs(b)), ABSOLUTE_TOLERANCE)
+    return False
+
+
+def compare_output(shown, printed):
+    """None if they match, else what differs first."""
+    want, got = tokens(shown), tokens(printed)
+    for i, (w, g) in enumerate(zip(want, got)):
+        if not same_token(w, g):
+            return f"token {i + 1}: the page shows '{w}', the program printed '{g}'"
+    if len(want) != len(got):
+        return f"the page shows {len(want)} tokens, the program printed {len(got)}"
+    return None
+
+
+def check_outputs(page, root, programs, cache, fixes):
+    """Problems with the output blocks; `fixes` gets (page, block, right content, problem) for each
+    block that differs."""
+    problems, count = [], 0
+    for number, line in enumerate(page.lines, 1):
+        match = OUTPUT_MARKER.match(line)
+        if not match or not page.prose_lines[number - 1]:
+            continue
+        count += 1
+        where = f"{shown(page.path, root)}:{number}"
+        source, *args = shlex.split(match.group(1))
+        block = page.block_after(number)
+        if block is None:
+            problems.append(f"{where}: <!-- output: {source} --> is not followed by a fenced code block")
+            continue
+        if source not in programs:
+            problems.append(
+                f"{where}: the page shows the output of {source}, but check_docs.py was not given its "
+                f"executable (--program {source}=EXECUTABLE; tests/CMakeLists.txt passes them)"
+            )
+            continue
+        key = (programs[source], tuple(args))
+        if key not in cache:
+            with tempfile.TemporaryDirectory(prefix="check_docs_") as folder:
+                try:
+                    cache[key] = subprocess.run(
+                        [programs[source], *args], cwd=folder, capture_output=True, text=True,
+                        timeout=PROGRAM_TIMEOUT_SECONDS,
+                    )
+                except (OSError, subprocess.TimeoutExpired) as error:
+                    cache[key] = error
+        result = cache[key]
+        command = " ".join([programs[source], *args])
+        if isinstance(result, Exception):
+            problems.append(f"{where}: could not run {command}: {result}")
+            continue
+        if result.returncode != 0:
+            problems.append(f"{where}: {command} exited with status {result.returncode}:\n{result.stderr}")
+            continue
+        difference = compare_output(block[2], result.stdout)
+        if difference:
+            diff = difflib.unified_diff(
+                block[2].rstrip("\n").split("\n"), result.stdout.rstrip("\n").split("\n"),
+                f"{shown(page.path, root)}:{block[0] + 1}", f"output of {command}", lineterm="",
+            )
+            problems.append(f"{where}: the output of {source} differs ({difference}):\n" + "\n".join(diff))
+            fixes.append((page, block, result.stdout.rstrip("\n"), problems[-1]))
+    return problems, count
+
+
+def find_pages(root):
+    pages = [root / "README.md"] if (root / "README.md").is_file() else []
+    pages += sorted((root / "docs").rglob("*.md")) if (root / "docs").is_dir() else []
+    return [p.resolve() for p in pages]
+
+
+def apply_fixes(fixes, root, report):
+    """Rewrites each block in `fixes` with its right content, page by page."""
+    by_page = {}
+    for page, block, content, _ in fixes:
+        by_page.setdefault(page.path, (page, []))[1].append((block, content))
+    for path, (page, blocks) in by_page.items():
+        lines = list(page.lines)
+        for (first, last, _), content in sorted(blocks, key=lambda b: b[0][0], reverse=True):
+            lines[first : last - 1] = content.split("\n") if content else []
+        path.write_text("\n".join(lines), encoding="utf-8")
+        if report:
+            print(f"check_docs: updated {len(blocks)} block(s) of {shown(path, root)}")
+
+
+def check(root, programs, summary=True, update=False):
+    """Checks every page under `root`; returns the problems found (and prints a summary line). With
+    `update`, rewrites the program and output blocks that differ instead of reporting them."""
+    root = root.resolve()
+    pages = {path: Page(path) for path in find_pages(root)}
+    problems, links, program_blocks, output_blocks, cache, fixes = [], 0, 0, 0, {}, []
+    for page in pages.values():
+        found, count = check_links(page, root, pages)
+        problems += found
+        links += count
+        found, count = check_programs(page, root, fixes)
+        problems += found
+        program_blocks += count
+        found, count = check_outputs(page, root, programs, cache, fixes)
+        problems += found
+        output_blocks += count
+    if update and fixes:
+        apply_fixes(fixes, root, report=summary)
+        fixed = {problem for *_, problem in fixes}
+        problems = [p for p in problems if p not in fixed]
+    if summary:
+        print(f"check_docs: {len(pages)} pages, {links} relative links, {program_blocks} program blocks, "
+              f"{output_blocks} output blocks")
+    return problems
+
+
+def parse_programs(pairs):
+    programs = {}
+    for pair in pairs:
+        source, equals, executable = pair.partition("=")
+        if not equals or not source or not executable:
+            sys.exit(f"check_docs: --program wants SOURCE=EXECUTABLE, got '{pair}'")
+        # Absolute: the program runs in a temporary folder.
+        programs[os.path.normpath(source)] = os.path.abspath(executable)
+    return programs
+
+
+# ---------------------------------------------------------------------------------------------------
+# The self-test: pages with one known fault each must fail, and for that fault; a clean page must pass.
+
+
+def self_test():
+    fake_program = "#!/bin/sh\necho 'loss 0.5000'\necho \"args: $*\"\n"
+    tour = "int main() { return 0; }\n"
+    good_page = (
+        "# A page\n\n## Second heading, with `code`!\n\n"
+        "See [the other page](other.md#a-heading), [this one](#second-heading-with-code),\n"
+        "![a picture](picture.png), [the web](https://example.com/missing) and `[code](not-a-link)`.\n\n"
+        "```sh\n[also code](not-a-link)\n```\n\n"
+        "<!-- program: examples/tour.cpp -->\n\n```cpp\n" + tour + "```\n\n"
+        "<!-- output: examples/tour.cpp --flag -->\n```\nloss 0.50004\nargs: --flag\n```\n"
+    )
+    cases = {
+        "a clean page": (good_page, None),
+        "a broken link": (good_page.replace("other.md#", "missing.md#"), "missing.md"),
+        "a broken anchor": (good_page.replace("other.md#a-heading", "other.md#no-such-heading"),
+                            "#no-such-heading"),
+        "a mismatched program block": (good_page.replace("return 0;", "return 1;"),
+                                       "+int main() { return 1; }"),
+        "a mismatched output": (good_page.replace("loss 0.50004", "loss 0.5010"), "differs"),
+        "an output with other words": (good_page.replace("args: --flag", "arguments: --flag"), "differs"),
+        "a program not given": (good_page.replace("output: examples/tour.cpp", "output: examples/other.cpp"),
+                                "--program examples/other.cpp"),
+    }
+
+    def make_tree(root, page):
+        (root / "docs").mkdir()
+        (root / "examples").mkdir()
+        (root / "docs" / "page.md").write_text(page)
+        (root / "docs" / "other.md").write_text("# Title\n\nA heading\n---------\n")
+        (root / "docs" / "picture.png").write_bytes(b"")
+        (root / "examples" / "tour.cpp").write_text(tour)
+        executable = root / "tour"
+        executable.write_text(fake_program)
+        executable.chmod(0o755)
+        return {"examples/tour.cpp": str(executable)}
+
+    failures = []
+    for name, (page, expected_problem) in cases.items():
+        with tempfile.TemporaryDirectory(prefix="check_docs_self_test_") as folder:
+            root = Path(folder)
+            problems = check(root, make_tree(root, page), summary=False)
+            caught = [p for p in problems if expected_problem is not None and expected_problem in p]
+            if expected_problem is None and problems:
+                failures.append(f"{name}: expected no problem, got:\n" + "\n".join(problems))
+            elif expected_problem is not None and not caught:
+                failures.append(f"{name}: expected a problem mentioning '{expected_problem}', got:\n"
+                                + ("\n".join(problems) or "(none)"))
+            elif expected_problem is None:
+                print(f"{name}: passes")
+            else:
+                print(f"{name}: fails, as it should: {caught[0].splitlines()[0]}")
+    # --update rewrites a stale program block and output block so that the page then passes.
+    with tempfile.TemporaryDirectory(prefix="check_docs_self_test_") as folder:
+        root = Path(folder)
+        stale = good_page.replace("return 0;", "return 1;").replace("loss 0.50004", "(to be filled in)")
+        programs = make_tree(root, stale)
+        check(root, programs, summary=False, update=True)
+        problems = check(root, programs, summary=False)
+        if problems:
+            failures.append("--update: the page still fails after it:\n" + "\n".join(problems))
+        else:
+            print("--update: rewrites a stale program block and output block, and the page then passes")
+    for failure in failures:
+        print(f"SELF-TEST FAILED: {failure}", file=sys.stderr)
+    print(f"check_docs self-test: {len(cases) + 1 - len(failures)} of {len(cases) + 1} cases as expected")
+    return 1 if failures else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2],
+                        help="the repository root (default: two folders above this script)")
+    parser.add_argument("--program", action="append", default=[], metavar="SOURCE=EXECUTABLE",
+                        help="the executable built from SOURCE, for its <!-- output: SOURCE --> blocks")
+    parser.add_argument("--update", action="store_true",
+                        help="rewrite program and output blocks that differ, rather than report them")
+    parser.add_argument("--self-test", action="store_true", help="check the checker on broken pages")
+    options = parser.parse_args()
+    if options.self_test:
+        return self_test()
+    problems = check(options.root, parse_programs(options.program), update=options.update)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"check_docs: {len(problems)} problem(s)", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
