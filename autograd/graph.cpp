@@ -5,10 +5,6 @@ namespace minigrad {
 // ---------------------------------------------------------------------------------------------------
 // Node
 
-bool NeedsGrad::operator[](size_t input) const {
-  return input < node_->inputs.size() && node_->inputs[input].needs_grad();
-}
-
 Node::~Node() {
   // Destroying a graph node by node would recurse: this node's destructor drops its inputs' nodes,
   // whose destructors drop theirs, and a chain of 100,000 ops overflows the stack. Instead, take over

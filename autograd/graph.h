@@ -79,6 +79,10 @@ struct Node : std::enable_shared_from_this<Node> {
   virtual ~Node();
 };
 
+inline bool NeedsGrad::operator[](size_t input) const {
+  return input < node_->inputs.size() && node_->inputs[input].needs_grad();
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Saving tensors for backward: the one capture rule
 //
@@ -141,8 +145,8 @@ void check_first_order_pass(const char* op);
 // A first-order-only backward's gradients as Variables.
 VariableGrads first_order_only(Grads grads);
 
-// A Node holding its op's backward function by value: one allocation per recorded op. You can skip
-// this: it is how record() stores a lambda of any type behind Node's virtual backward.
+// A Node holding its op's backward function by value (one allocation per recorded op): how record()
+// keeps a lambda of any type behind Node's virtual backward, which calls the lambda.
 template <typename F>
 struct NodeWith final : Node {
   explicit NodeWith(F f) : fn(std::move(f)) {}
