@@ -196,7 +196,9 @@ Tensor seed_for(const Variable& root, const Tensor& grad) {
   }
   if (root.numel() != 1) {
     throw ShapeError("backward", "a gradient can be implied only for a one-element value, got shape " +
-                                     root.shape().str() + "; pass the upstream gradient");
+                                     root.shape().str() +
+                                     "; reduce it to one first (sum(y) or mean(y)), or pass the upstream "
+                                     "gradient: y.backward(grad) with grad of that shape");
   }
   return Tensor::ones(root.shape(), root.dtype());
 }

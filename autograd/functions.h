@@ -49,6 +49,7 @@ Variable tanh(const Variable& x);
 Variable sigmoid(const Variable& x);
 Variable relu(const Variable& x);
 Variable gelu(const Variable& x);  // exact: x·Φ(x)
+Variable abs(const Variable& x);   // gradient sign(x), 0 at 0 as PyTorch
 
 // ---- linear algebra ----
 // [M,K] @ [K,N] -> [M,N]; batched for rank > 2, with batch dimensions broadcast.
@@ -141,6 +142,19 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
 // Mean binary cross-entropy between sigmoid(logits) and targets in [0, 1] of the same shape, computed
 // from the logits so that it is stable for large |logits|.
 Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& targets);
+
+// ---- queries: not differentiable, so they return plain tensors (PyTorch's have no graph either) ----
+// The index of the largest entry along dim (the first of ties), int64.
+Tensor argmax(const Variable& x, int64_t dim, bool keepdim = false);
+// Elementwise comparisons, bool; b broadcasts.
+Tensor eq(const Variable& a, const Variable& b);
+Tensor eq(const Variable& a, const Tensor& b);
+Tensor ne(const Variable& a, const Tensor& b);
+Tensor gt(const Variable& a, double s);
+Tensor lt(const Variable& a, double s);
+// The fraction of rows whose largest logit is at the label: logits (N, C), labels (N) int64.
+//   double acc = accuracy(model.forward(x), y);  // instead of mean(eq(argmax(out.data(), 1), y)...)
+double accuracy(const Variable& logits, const Tensor& labels);
 
 // ---- backward ops: each an op's gradient, g being the gradient of the op's output ----
 // relu: g where x > 0, else 0 (x enters only through its sign, a constant).

@@ -224,14 +224,14 @@ std::string GradcheckResult::report() const {
   char numbers[256];
   if (passed) {
     std::snprintf(numbers, sizeof numbers,
-                  "gradcheck passed: %lld comparisons, max abs error %.3g, max rel error %.3g",
+                  " passed: %lld comparisons, max abs error %.3g, max rel error %.3g",
                   static_cast<long long>(comparisons), max_abs_error, max_rel_error);
-    return numbers;
+    return check + numbers;
   }
   std::snprintf(numbers, sizeof numbers,
                 ": analytic %.10g, numeric %.10g, |difference| %.3g is %.3g times atol + rtol·|numeric|",
                 worst_analytic, worst_numeric, std::abs(worst_analytic - worst_numeric), worst_ratio);
-  return "gradcheck failed at " + worst_where + numbers;
+  return check + " failed at " + worst_where + numbers;
 }
 
 GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
@@ -263,7 +263,7 @@ GradcheckResult compare_backward_paths(const Variable& y, const std::vector<Vari
         result.worst_ratio = ratio;
         result.worst_where = "input " + std::to_string(i) + " at " +
                              index_string(inputs[i].shape(), static_cast<int64_t>(k)) +
-                             " (first-order backward vs differentiable backward)";
+                             " (ordinary backward vs create_graph)";
         result.worst_numeric = a[k];  // the first-order value is the reference here
         result.worst_analytic = b[k];
       }
@@ -287,9 +287,24 @@ GradcheckResult gradgradcheck(const GradcheckFunction& f, const std::vector<Vari
   Generator generator(options.seed + 1);  // not the stream gradcheck's own upstream gradient comes from
   const Variable v(Tensor::normal(y.shape(), 0, 1, DType::Float64, &generator), /*requires_grad=*/true);
 
-  // The differentiable backward must give the same values as the fast first-order one.
+  // The first derivatives themselves: their own derivatives say nothing if they are wrong.
+  // (with grad mode on: gradcheck evaluates f without recording, and an f that takes gradients itself,
+  // as a check of third derivatives does, needs its graph)
+  auto recording = [&f](const std::vector<Variable>& in) {
+    GradModeGuard grad_mode(true);
+    return f(in);
+  };
+  GradcheckResult first = gradcheck(recording, inputs, options);
+  if (!first.passed) {
+    first.check = "gradgradcheck (first derivatives)";
+    return first;
+  }
+  // An ordinary backward and one with create_graph must give the same values.
   GradcheckResult agreement = compare_backward_paths(y, differentiable, v, options);
-  if (!agreement.passed) return agreement;
+  if (!agreement.passed) {
+    agreement.check = "gradgradcheck (backward without and with create_graph)";
+    return agreement;
+  }
 
   std::vector<Variable> with_v = inputs;
   with_v.push_back(v);
@@ -309,7 +324,9 @@ GradcheckResult gradgradcheck(const GradcheckFunction& f, const std::vector<Vari
     }
     return concat(flat, 0);
   };
-  return gradcheck(first_derivatives, with_v, options);
+  GradcheckResult second = gradcheck(first_derivatives, with_v, options);
+  second.check = "gradgradcheck";
+  return second;
 }
 
 }  // namespace minigrad

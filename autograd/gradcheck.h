@@ -34,6 +34,9 @@ struct GradcheckOptions {
 };
 
 struct GradcheckResult {
+  // Which check: "gradcheck", or for gradgradcheck the stage that decided the result ("gradgradcheck",
+  // "gradgradcheck (first derivatives)", ...).
+  std::string check = "gradcheck";
   bool passed = true;
   int64_t comparisons = 0;
   double max_abs_error = 0;  // max |analytic - numeric|
@@ -60,10 +63,12 @@ using GradcheckFunction = std::function<Variable(const std::vector<Variable>&)>;
 GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
                           const GradcheckOptions& options = {});
 
-// Checks second derivatives, as torch.autograd.gradgradcheck: gradcheck (same options) of the function
+// Checks first and second derivatives. First gradcheck(f) itself (a second derivative of a wrong first
+// derivative proves nothing); then that an ordinary backward and one with create_graph give the same
+// gradients; then, as torch.autograd.gradgradcheck, gradcheck (same options) of the function
 //   (inputs, v) -> the gradients grad(f(inputs), inputs, v, create_graph), flattened and concatenated,
-// where v is a random upstream gradient that is itself an input. This exercises every op's
-// differentiable backward: its values (first order) and its own gradient (second order).
+// where v is a random upstream gradient that is itself an input. The result's `check` and report() say
+// which stage decided it.
 GradcheckResult gradgradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
                               const GradcheckOptions& options = {});
 

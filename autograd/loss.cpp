@@ -137,8 +137,13 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
           row_sum += row[j];
         }
         pl[i] = m + std::log(s);
-        // -Σ_j q_j·log softmax_j = lse - Σ_j q_j·x_j, since the q_j sum to 1
-        if (pt[i] != ignore) row_loss[static_cast<size_t>(i)] = pl[i] - on * row[pt[i]] - off * row_sum;
+        // -Σ_j q_j·log softmax_j = lse - Σ_j q_j·x_j, since the q_j sum to 1. A class masked out with a
+        // logit of -inf takes no part where its weight is 0 (0·-inf would be NaN), as in PyTorch: loss 0
+        // for [-inf, 0] with target 1, +inf for [0, -inf] with target 1 or with label smoothing.
+        if (pt[i] == ignore) continue;
+        const T target_term = on == 0 ? T(0) : T(on) * row[pt[i]];
+        const T smoothing_term = off == 0 ? T(0) : T(off) * row_sum;
+        row_loss[static_cast<size_t>(i)] = pl[i] - target_term - smoothing_term;
       }
     });
     double total = 0;

@@ -158,4 +158,18 @@ Variable gelu(const Variable& x) {
                 });
 }
 
+// ---- abs: |x|' = sign(x), taken as 0 at the kink x = 0, as PyTorch does ----
+
+Variable abs(const Variable& x) {
+  // The sign is a constant: abs'' = 0 away from the kink.
+  return record("abs", abs(x.data()), {x},
+                [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+                  const Tensor sign = map_float("abs_backward", sx.get(), [](auto v) {
+                    using T = decltype(v);
+                    return v > 0 ? T(1) : (v < 0 ? T(-1) : T(0));
+                  });
+                  return {mul(g, Variable(sign))};
+                });
+}
+
 }  // namespace minigrad

@@ -1,5 +1,8 @@
 #include "autograd/variable.h"
 
+#include <ostream>
+#include <sstream>
+
 #include "autograd/engine.h"
 
 namespace minigrad {
@@ -115,6 +118,19 @@ void Variable::backward(BackwardOptions options) const {
 void Variable::backward(const Tensor& grad, BackwardOptions options) const {
   if (!grad.defined()) throw ValueError("backward", "the upstream gradient is undefined");
   run_backward(*this, grad, options);
+}
+
+std::ostream& operator<<(std::ostream& os, const Variable& v) {
+  if (!v.defined()) return os << "Variable(undefined)";
+  std::ostringstream tensor;
+  tensor << v.data();
+  std::string text = tensor.str();  // "tensor(..., dtype=float32)"
+  if (!v.is_leaf()) {
+    text.insert(text.size() - 1, std::string(", grad_fn=<") + v.grad_fn()->op + ">");
+  } else if (v.requires_grad()) {
+    text.insert(text.size() - 1, ", requires_grad=True");
+  }
+  return os << text;
 }
 
 }  // namespace minigrad

@@ -14,6 +14,7 @@
 // Like a Tensor, a Variable is a handle: copies refer to the same value, gradient and graph.
 #pragma once
 
+#include <iosfwd>
 #include <memory>
 #include <string>
 
@@ -111,5 +112,9 @@ class Variable {
   void check_defined(std::string_view op) const;
   std::shared_ptr<VariableImpl> impl_;
 };
+
+// Prints the value as a Tensor does, and, as PyTorch does, requires_grad=True for a leaf that requires
+// grad or the op that computed it:  tensor([2., 4.], shape=[2], dtype=float32, grad_fn=<mul_scalar>)
+std::ostream& operator<<(std::ostream& os, const Variable& v);
 
 }  // namespace minigrad

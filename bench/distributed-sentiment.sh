@@ -49,7 +49,7 @@ for round in $(seq 1 "$rounds"); do
       if [ $layout = apart ]; then
         # shellcheck disable=SC2086
         for k in 1 2; do
-          env MINIGRAD_NUM_THREADS=1 "$bin" train --data "$data" --out "$out/$model-apart-$k" --no-eval \
+          env MINIGRAD_NUM_THREADS=1 "$bin" train --data "$data" --out "$out/$model-apart-$k" --overwrite --no-eval \
             --max-steps "${model_steps[$model]}" ${models[$model]} > "$out/apart-$k.log" 2>&1 &
         done
         wait
@@ -57,7 +57,7 @@ for round in $(seq 1 "$rounds"); do
         tps=$(grep -oE "[0-9]+ tokens/s" <<<"$line" | awk '{s += $1} END {print s}')
       else
         # shellcheck disable=SC2086
-        line=$(${layouts[$layout]} "$bin" train --data "$data" --out "$out/$model-$layout" --no-eval \
+        line=$(${layouts[$layout]} "$bin" train --data "$data" --out "$out/$model-$layout" --overwrite --no-eval \
           --max-steps "${model_steps[$model]}" ${models[$model]} 2>&1 | grep -E "^trained [0-9]+ steps")
         tps=$(sed -E 's/.* s: ([0-9]+) tokens\/s.*/\1/' <<<"$line")
       fi

@@ -136,4 +136,25 @@ std::ostream& operator<<(std::ostream& os, const Module& module) {
   return os << module.repr();
 }
 
+std::vector<Variable> parameters_of(std::initializer_list<const Module*> modules) {
+  std::vector<Variable> all;
+  for (const Module* m : modules) {
+    if (m == nullptr) throw ValueError("parameters_of", "a module is null");
+    for (const Variable& p : m->parameters()) all.push_back(p);
+  }
+  return all;
+}
+
+std::vector<std::pair<std::string, Variable>> named_parameters_of(
+    std::initializer_list<std::pair<std::string, const Module*>> modules) {
+  std::vector<std::pair<std::string, Variable>> all;
+  for (const auto& [prefix, m] : modules) {
+    if (m == nullptr) throw ValueError("named_parameters_of", "module '" + prefix + "' is null");
+    for (const auto& [name, p] : m->named_parameters()) {
+      all.emplace_back(prefix.empty() ? name : prefix + "." + name, p);
+    }
+  }
+  return all;
+}
+
 }  // namespace minigrad::nn

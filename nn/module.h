@@ -61,19 +61,21 @@ class Module {
   // The module tree, as PyTorch prints it.
   std::string repr() const;
 
- protected:
   // A trainable tensor: a leaf Variable that requires grad.
   Variable register_parameter(std::string name, Tensor value);
   // Saved with the model, not trained (its Variable does not require grad).
   Variable register_buffer(std::string name, Tensor value);
-  // Called by to(dtype) on this module after its parameters and buffers were converted: a module whose
-  // buffer is computed (a table of sinusoids) recomputes it in the new dtype instead of widening it.
-  virtual void after_conversion(DType) {}
+  // A child module; its parameters appear under "name.".
   template <typename M>
   std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
     add_child(std::move(name), module);
     return module;
   }
+
+ protected:
+  // Called by to(dtype) on this module after its parameters and buffers were converted: a module whose
+  // buffer is computed (a table of sinusoids) recomputes it in the new dtype instead of widening it.
+  virtual void after_conversion(DType) {}
 
  private:
   void add_child(std::string name, std::shared_ptr<Module> module);
@@ -88,5 +90,13 @@ class Module {
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& module);
+
+// The parameters of several modules, in order (Python's chain(a.parameters(), b.parameters())):
+//   optim::Adam optimizer(nn::parameters_of({&encoder, &head}), {.lr = 1e-3});
+std::vector<Variable> parameters_of(std::initializer_list<const Module*> modules);
+// The same with each module's names under a prefix of its own, for optimizers whose saved state goes by
+// name: named_parameters_of({{"encoder", &encoder}, {"head", &head}}) gives "encoder.…", "head.weight", ...
+std::vector<std::pair<std::string, Variable>> named_parameters_of(
+    std::initializer_list<std::pair<std::string, const Module*>> modules);
 
 }  // namespace minigrad::nn

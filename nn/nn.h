@@ -1,6 +1,7 @@
 // The nn layer in one include.
 #pragma once
 
+#include "nn/activation.h"
 #include "nn/attention.h"
 #include "nn/decoder.h"
 #include "nn/decoding.h"
@@ -9,5 +10,6 @@
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/module.h"
+#include "nn/module_list.h"
 #include "nn/positional_encoding.h"
 #include "nn/transformer.h"

@@ -15,6 +15,7 @@
 #include "nn/attention.h"
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"
+#include "nn/module_list.h"
 #include "nn/positional_encoding.h"
 
 namespace minigrad::nn {
@@ -84,17 +85,6 @@ class EncoderLayer : public Module {
   std::shared_ptr<PositionWiseFFN> ffn;
   std::shared_ptr<AddNorm> addnorm2;
   EncoderLayerOptions options;
-};
-
-// Child modules named "0", "1", ...: for stacks of layers, as PyTorch's nn.ModuleList.
-class ModuleList : public Module {
- public:
-  template <typename M>
-  std::shared_ptr<M> push_back(std::shared_ptr<M> module) {
-    return register_module(std::to_string(children().size()), std::move(module));
-  }
-  size_t size() const { return children().size(); }
-  std::string name() const override { return "ModuleList"; }
 };
 
 struct TransformerEncoderOptions {

@@ -112,12 +112,12 @@ for arg in "$@"; do
   case $arg in --validation | --validation=* | --resume | --resume=*) single_run=true ;; esac
 done
 if $single_run; then
-  ${launch[@]+"${launch[@]}"} "$program" train --data "$target" --out out/sentiment "$@"
+  ${launch[@]+"${launch[@]}"} "$program" train --data "$target" --out out/sentiment --overwrite "$@"
 else
   echo "== 1 of 2: the validation run (2,500 training reviews held out) =="
-  ${launch[@]+"${launch[@]}"} "$program" train --data "$target" --out out/sentiment-validation --no-eval "$@"
+  ${launch[@]+"${launch[@]}"} "$program" train --data "$target" --out out/sentiment-validation --overwrite --no-eval "$@"
   echo "== 2 of 2: the final model (all training reviews), evaluated on the test set =="
-  ${launch[@]+"${launch[@]}"} "$program" train --data "$target" --out out/sentiment --validation 0 "$@"
+  ${launch[@]+"${launch[@]}"} "$program" train --data "$target" --out out/sentiment --overwrite --validation 0 "$@"
 fi
 
 # Out of domain: short product, restaurant and movie sentences (UCI Sentiment Labelled Sentences).

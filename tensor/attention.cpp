@@ -74,7 +74,8 @@ Sizes check_sizes(const Tensor& q, const Tensor& k, const Tensor& v) {
   if (!is_floating(q.dtype()) || k.dtype() != q.dtype() || v.dtype() != q.dtype()) {
     throw DTypeError(kOp, "expects three float32 or three float64 tensors, got " +
                               std::string(dtype_name(q.dtype())) + ", " + std::string(dtype_name(k.dtype())) +
-                              ", " + std::string(dtype_name(v.dtype())));
+                              ", " + std::string(dtype_name(v.dtype())) +
+                              conversion_hint({q.dtype(), k.dtype(), v.dtype()}));
   }
   const Shape lead = leading(q);
   return {lead.numel(),

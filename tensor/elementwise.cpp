@@ -14,7 +14,7 @@ Shape check_float_pair(std::string_view op, const Tensor& a, const Tensor& b) {
   if (!is_floating(a.dtype()) || a.dtype() != b.dtype()) {
     throw DTypeError(op, "expected two float32 or two float64 tensors, got " +
                              std::string(dtype_name(a.dtype())) + " and " +
-                             std::string(dtype_name(b.dtype())));
+                             std::string(dtype_name(b.dtype())) + conversion_hint({a.dtype(), b.dtype()}));
   }
   return broadcast_shapes(op, a.shape(), b.shape());
 }
@@ -27,7 +27,8 @@ Tensor compare(std::string_view op, const Tensor& a, const Tensor& b, F f) {
   if (!a.defined() || !b.defined()) throw ValueError(op, "an operand is undefined");
   if (a.dtype() != b.dtype()) {
     throw DTypeError(op, "dtypes " + std::string(dtype_name(a.dtype())) + " and " +
-                             std::string(dtype_name(b.dtype())) + " differ");
+                             std::string(dtype_name(b.dtype())) + " differ" +
+                             conversion_hint({a.dtype(), b.dtype()}, a.dtype()));
   }
   const Shape shape = broadcast_shapes(op, a.shape(), b.shape());
   Tensor out = Tensor::empty(shape, DType::Bool);

@@ -56,7 +56,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     throw DTypeError("linear", "expects three float32 or three float64 tensors, got " +
                                    std::string(dtype_name(x.dtype())) + ", " +
                                    std::string(dtype_name(weight.dtype())) + " and " +
-                                   std::string(dtype_name(bias.dtype())));
+                                   std::string(dtype_name(bias.dtype())) +
+                                   conversion_hint({weight.dtype(), x.dtype(), bias.dtype()}));
   }
   const int64_t in = weight.shape()[1], out_features = weight.shape()[0];
   Shape out_shape = x.shape();
@@ -175,9 +176,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                                    b.shape().str());
   }
   if (a.dtype() != b.dtype() || !is_floating(a.dtype())) {
-    throw DTypeError("matmul", "expected two float32 or two float64 tensors, got " +
-                                   std::string(dtype_name(a.dtype())) + " and " +
-                                   std::string(dtype_name(b.dtype())));
+    throw DTypeError(
+        "matmul", "expected two float32 or two float64 tensors, got " + std::string(dtype_name(a.dtype())) +
+                      " and " + std::string(dtype_name(b.dtype())) + conversion_hint({a.dtype(), b.dtype()}));
   }
   const int64_t m = a.shape()[a.rank() - 2], k = a.shape()[a.rank() - 1];
   const int64_t k2 = b.shape()[b.rank() - 2], n = b.shape()[b.rank() - 1];

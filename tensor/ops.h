@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tensor/attention.h"
+#include "tensor/data.h"
 #include "tensor/elementwise.h"
 #include "tensor/index.h"
 #include "tensor/map.h"

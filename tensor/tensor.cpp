@@ -23,7 +23,24 @@ Tensor Tensor::with_layout(const Shape& shape, const Shape& strides, int64_t off
 void check_dtype(std::string_view op, std::string_view what, const Tensor& t, DType expected) {
   if (t.dtype() == expected) return;
   throw DTypeError(op, std::string(what) + " must be " + std::string(dtype_name(expected)) + ", got " +
-                           std::string(dtype_name(t.dtype())));
+                           std::string(dtype_name(t.dtype())) + conversion_hint({t.dtype()}, expected));
+}
+
+std::string conversion_hint(std::initializer_list<DType> have, std::optional<DType> want) {
+  if (!want) {
+    for (DType d : have) {
+      if (is_floating(d)) {
+        want = d;
+        break;
+      }
+    }
+  }
+  const DType target = want.value_or(DType::Float32);
+  const char* spelled = target == DType::Float32   ? "Float32"
+                        : target == DType::Float64 ? "Float64"
+                        : target == DType::Int64   ? "Int64"
+                                                   : "Bool";
+  return std::string("; convert with .to(DType::") + spelled + ")";
 }
 
 void Tensor::check_defined(std::string_view op) const {

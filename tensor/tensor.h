@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -162,6 +163,9 @@ inline std::string describe(const Shape& shape, DType dtype) {
 // Throws DTypeError "OP: WHAT must be EXPECTED, got ACTUAL" unless `t` has dtype `expected`; `what`
 // names the operand ("the mask", "the token ids").
 void check_dtype(std::string_view op, std::string_view what, const Tensor& t, DType expected);
+// The end of a dtype error: how to convert, e.g. "; convert with .to(DType::Float32)". `have` are the
+// operands' dtypes; the suggested target is `want` if given, else the first float among them, else float32.
+std::string conversion_hint(std::initializer_list<DType> have, std::optional<DType> want = std::nullopt);
 
 // The view methods as free functions, so that a backward function can be written once for Tensors and
 // for Variables (autograd/functions.h has the same names for Variables).

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iomanip>
@@ -97,8 +98,9 @@ struct TrainArgs {
   int64_t max_steps = 0;
   int64_t train_limit = -1;  // < 0: all
   int64_t checkpoint_every = 0;
-  std::string resume;  // a checkpoint folder saved with --checkpoint-every
-  std::string plot;    // the per-epoch curves, as a PNG; "" for <out>-training.png
+  std::string resume;      // a checkpoint folder saved with --checkpoint-every
+  std::string plot;        // the per-epoch curves, as a PNG; "" for <out>-training.png
+  bool overwrite = false;  // replace a model already in out_dir
 
   std::string plot_path() const { return plot.empty() ? out_dir + "-training.png" : plot; }
 };
@@ -162,6 +164,17 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   if (root) {
     check_folder_writable("train --out", args.out_dir);
     lock.emplace(args.out_dir);  // a second run into the same folder stops here
+    // A folder that holds something (another model) is replaced only when asked, as Hugging Face's
+    // trainer refuses a non-empty output folder without --overwrite_output_dir.
+    const std::filesystem::path out(args.out_dir);
+    if (!args.overwrite && args.resume.empty() && std::filesystem::is_directory(out) &&
+        !std::filesystem::is_empty(out)) {
+      throw Error("train --out",
+                  args.out_dir +
+                      " already holds files (another model?); pass --overwrite to replace it, or "
+                      "--resume " +
+                      args.out_dir + " to continue its training");
+    }
     if (config.validation > 0) check_file_writable("train --plot", args.plot_path());
   }
   std::optional<SafetensorsFile> resume_state;
@@ -307,7 +320,13 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
 // Evaluation over zero examples has no accuracy: an error, not a 0.
 Evaluation evaluate_nonempty(const Checkpoint& checkpoint, const LoadReport& set, const std::string& where) {
   if (set.reviews.empty()) throw Error("eval", "no examples to evaluate in " + where);
-  return evaluate(*checkpoint.model, encode(set.reviews, checkpoint.vocabulary, checkpoint.config.max_len));
+  const Evaluation e =
+      evaluate(*checkpoint.model, encode(set.reviews, checkpoint.vocabulary, checkpoint.config.max_len));
+  if (!std::isfinite(e.loss)) {
+    throw Error("eval", "the model's loss on " + where + " is not finite (" + std::to_string(e.loss) +
+                            "); its outputs are not usable");
+  }
+  return e;
 }
 
 int run_eval(const std::string& model_dir, const std::string& data,
@@ -339,6 +358,10 @@ int run_predict(const std::string& model_dir, std::string text, const std::strin
                                " and --head below " + std::to_string(checkpoint.config.num_heads));
   }
   const Prediction p = predict(checkpoint, valid_utf8(text));
+  if (!std::isfinite(p.positive)) {
+    throw Error("predict", "the model's output is not a number (P(positive) = " + std::to_string(p.positive) +
+                               "); is " + model_dir + " a damaged model?");
+  }
   std::printf("%s (P(positive) = %.4f)\n", p.positive >= 0.5 ? "positive" : "negative", p.positive);
   if (!heatmap.empty()) {
     write_attention_heatmap(
@@ -365,7 +388,10 @@ int main(int argc, char** argv) {
   CLI::App* train = app.add_subcommand(
       "train", "Train on the IMDB training split, save a checkpoint, evaluate on the test split");
   train->add_option("--data", args.data, "The aclImdb folder")->capture_default_str();
-  train->add_option("--out", args.out_dir, "Where to save the checkpoint (a folder, replaced whole)")
+  train
+      ->add_option(
+          "--out", args.out_dir,
+          "Where to save the checkpoint (a folder; one holding a model is replaced only with --overwrite)")
       ->capture_default_str();
   train->add_option("--epochs", config.epochs, "Passes over the training data")
       ->check(CLI::Range(1, 1000))
@@ -442,6 +468,7 @@ int main(int argc, char** argv) {
   train->add_option("--seed", config.seed, "Seed for initialisation, dropout and batch order")
       ->capture_default_str();
   train->add_flag("--no-eval", no_eval, "Skip the evaluation on the test split");
+  train->add_flag("--overwrite", args.overwrite, "Replace the model already in --out");
   train->add_option("--max-steps", args.max_steps, "Stop after this many steps (quick checks)")
       ->check(CLI::Range(1, 100000000));
   train->add_option("--train-limit", args.train_limit, "Train on this many reviews only (quick checks)")

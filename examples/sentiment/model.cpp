@@ -1,11 +1,13 @@
 #include "examples/sentiment/model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <sstream>
+#include <type_traits>
 
 #include "examples/common/checkpoint_folder.h"
 #include "examples/common/json_file.h"
@@ -57,8 +59,20 @@ Config Config::from_json(const json& j, const std::string& source) {
       if (optional) return;
       throw Error("config", source + ": missing '" + key + "'");
     }
+    // JSON numbers all convert to each other; an integer field must not take 2.7 as 2.
+    using Field = std::decay_t<decltype(field)>;
+    const json& value = j.at(key);
+    const bool fits = std::is_same_v<Field, bool>   ? value.is_boolean()
+                      : std::is_integral_v<Field>   ? value.is_number_integer()
+                      : std::is_arithmetic_v<Field> ? value.is_number()
+                                                    : true;
+    const char* wanted = std::is_same_v<Field, bool>   ? "true or false"
+                         : std::is_integral_v<Field>   ? "a whole number"
+                         : std::is_arithmetic_v<Field> ? "a number"
+                                                       : "of another type";
+    if (!fits) throw Error("config", source + ": '" + key + "' must be " + wanted + ", got " + value.dump());
     try {
-      j.at(key).get_to(field);
+      value.get_to(field);
     } catch (const json::exception&) {
       throw Error("config", source + ": '" + key + "' has the wrong type");
     }
@@ -413,10 +427,22 @@ Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
     throw Error("checkpoint", dir.string() + " is not a folder (train a model first, or pass --model DIR)");
   }
   const Config config = Config::from_json(parse_json(dir / "config.json"), (dir / "config.json").string());
-  const json tokens = parse_json(dir / "vocab.json");
-  if (!tokens.is_array())
-    throw Error("checkpoint", (dir / "vocab.json").string() + " is not a list of tokens");
-  Vocabulary vocabulary(tokens.get<std::vector<std::string>>());
+  const std::string vocab_file = (dir / "vocab.json").string();
+  const json tokens = parse_json(vocab_file);
+  if (!tokens.is_array()) throw Error("checkpoint", vocab_file + " is not a list of tokens");
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (!tokens[i].is_string()) {
+      throw Error("checkpoint",
+                  vocab_file + ": token " + std::to_string(i) + " is " + tokens[i].dump() + ", not a string");
+    }
+  }
+  Vocabulary vocabulary = [&] {
+    try {
+      return Vocabulary(tokens.get<std::vector<std::string>>());
+    } catch (const Error& e) {  // a duplicate token, an empty one
+      throw Error("checkpoint", vocab_file + ": " + e.detail());
+    }
+  }();
 
   const std::string weights = (dir / "model.safetensors").string();
   const SafetensorsFile file = load_safetensors(weights);
@@ -443,6 +469,14 @@ Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
   }
   auto model = std::make_shared<SentimentModel>(config, vocabulary.size(), std::move(ngrams));
   optim::load_weights(*model, file, weights);
+  // A model whose weights hold a NaN or an infinity (saved from a diverged run, or damaged) would predict
+  // NaN for every review: refuse it here, naming the tensor.
+  for (const auto& [name, p] : model->named_parameters()) {
+    if (!std::isfinite(minigrad::sum(p.data()).item())) {
+      throw Error("checkpoint",
+                  weights + ": " + name + " holds a NaN or an infinity; the model cannot be used");
+    }
+  }
   model->eval();
   return Checkpoint{config, std::move(vocabulary), std::move(model)};
 }

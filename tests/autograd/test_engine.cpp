@@ -120,8 +120,8 @@ BOOST_AUTO_TEST_CASE(backward_on_a_leaf_and_with_an_explicit_gradient) {
   expect_equal(x.grad(), {3, 4});
   expect_error<ShapeError>(
       [&] { (x * 2.0).backward(); },
-      "backward: a gradient can be implied only for a one-element value, got shape [2]; pass the "
-      "upstream gradient");
+      "backward: a gradient can be implied only for a one-element value, got shape [2]; reduce it to one "
+      "first (sum(y) or mean(y)), or pass the upstream gradient: y.backward(grad) with grad of that shape");
   expect_error<ShapeError>([&] { (x * 2.0).backward(Tensor::ones({3}, F64)); },
                            "backward: the upstream gradient is [3] float64 but the value is [2] float64");
 }

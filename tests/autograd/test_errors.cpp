@@ -66,13 +66,16 @@ BOOST_AUTO_TEST_CASE(shape_errors_in_differentiable_ops) {
 }
 
 BOOST_AUTO_TEST_CASE(dtype_errors_in_differentiable_ops) {
-  expect_error<DTypeError>([] { param({2}) * Variable(Tensor::zeros({2}, DType::Float32)); },
-                           "mul: expected two float32 or two float64 tensors, got float64 and float32");
+  expect_error<DTypeError>(
+      [] { param({2}) * Variable(Tensor::zeros({2}, DType::Float32)); },
+      "mul: expected two float32 or two float64 tensors, got float64 and float32; convert with "
+      ".to(DType::Float64)");
   expect_error<DTypeError>(
       [] {
         matmul(param({2, 2}), Variable(Tensor::zeros({2, 2})));
       },
-      "matmul: expected two float32 or two float64 tensors, got float64 and float32");
+      "matmul: expected two float32 or two float64 tensors, got float64 and float32; convert with "
+      ".to(DType::Float64)");
 }
 
 BOOST_AUTO_TEST_CASE(undefined_variables) {

@@ -58,8 +58,10 @@ BOOST_AUTO_TEST_CASE(cross_entropy_matches_minus_log_softmax) {
   expect_error<ShapeError>(
       [&] { cross_entropy(logits, Tensor::from_vector<int64_t>({0}, {1})); },
       "cross_entropy: targets of shape [1] do not match logits of shape [2,3] (expected [2])");
-  expect_error<DTypeError>([&] { cross_entropy(logits, Tensor::zeros({2})); },
-                           "cross_entropy: the targets (class indices) must be int64, got float32");
+  expect_error<DTypeError>(
+      [&] { cross_entropy(logits, Tensor::zeros({2})); },
+      "cross_entropy: the targets (class indices) must be int64, got float32; convert with "
+      ".to(DType::Int64)");
 }
 
 BOOST_AUTO_TEST_CASE(label_smoothing_is_cross_entropy_with_the_smoothed_targets) {
@@ -130,8 +132,9 @@ BOOST_AUTO_TEST_CASE(embedding_looks_up_rows_and_skips_the_padding_row) {
   expect_equal(table.grad(), {0, 0, 1, 1, 2, 2});  // row 2 used twice; padding row 0 gets nothing
   expect_error<IndexError>([&] { embedding(table, Tensor::from_vector<int64_t>({3}, {1})); },
                            "embedding: token id 3 is out of range for a table of 3 rows");
-  expect_error<DTypeError>([&] { embedding(table, Tensor::zeros({1})); },
-                           "embedding: the token ids must be int64, got float32");
+  expect_error<DTypeError>(
+      [&] { embedding(table, Tensor::zeros({1})); },
+      "embedding: the token ids must be int64, got float32; convert with .to(DType::Int64)");
 }
 
 BOOST_AUTO_TEST_CASE(dropout_scales_what_it_keeps_and_is_the_identity_in_eval) {
@@ -170,6 +173,29 @@ BOOST_AUTO_TEST_CASE(gelu_sigmoid_tanh_relu_forward) {
   Variable y = sum(relu(x));
   y.backward();
   expect_equal(x.grad(), {0, 0, 1});
+}
+
+BOOST_AUTO_TEST_CASE(cross_entropy_with_a_class_masked_out_by_minus_infinity_matches_pytorch) {
+  // PyTorch 1.13: [-inf, 0] with target 1 gives loss 0 and gradient softmax - onehot = [0, 0]; [0, -inf]
+  // with target 1 gives +inf and [1, -1]; with label smoothing 0.1 the masked class has weight 0.05 in
+  // the target, so the loss is +inf, and the gradient is softmax - q = [-0.05, 0.05].
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor one = Tensor::from_vector<int64_t>({1}, {1});
+  struct Case {
+    std::vector<double> logits;
+    double smoothing, loss;
+    std::vector<double> grad;
+  };
+  for (const Case& c : {Case{{-inf, 0}, 0, 0, {0, 0}}, Case{{0, -inf}, 0, inf, {1, -1}},
+                        Case{{-inf, 0}, 0.1, inf, {-0.05, 0.05}}}) {
+    for (DType dtype : {DType::Float64, DType::Float32}) {
+      const Variable x(Tensor::from_values({c.logits[0], c.logits[1]}, {1, 2}, dtype), true);
+      const Variable loss = cross_entropy(x, one, {.label_smoothing = c.smoothing});
+      BOOST_TEST(loss.item() == c.loss, "logits " << c.logits[0] << ", " << c.logits[1]);
+      loss.backward();
+      expect_close(x.grad(), c.grad, 1e-6);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -140,7 +140,21 @@ BOOST_AUTO_TEST_CASE(gradgradcheck_catches_a_wrong_second_derivative) {
                   });
   };
   BOOST_TEST(gradcheck(bad_square, {random_leaf({3}, 1)}).passed);  // first order is right
-  BOOST_TEST(!gradgradcheck(bad_square, {random_leaf({3}, 1)}).passed);
+  const GradcheckResult r = gradgradcheck(bad_square, {random_leaf({3}, 1)});
+  BOOST_TEST(!r.passed);
+  BOOST_TEST(r.report().rfind("gradgradcheck failed at ", 0) == 0, r.report());
+}
+
+BOOST_AUTO_TEST_CASE(gradgradcheck_checks_the_first_derivatives_too_and_says_so) {
+  // A wrong first derivative fails gradgradcheck at its first stage, whose report names it.
+  const GradcheckResult r = gradgradcheck(
+      [](const std::vector<Variable>& in) { return slightly_wrong_cube(in[0]); }, {random_leaf({3}, 2)});
+  BOOST_TEST(!r.passed);
+  BOOST_TEST(r.check == "gradgradcheck (first derivatives)");
+  BOOST_TEST(r.report().rfind("gradgradcheck (first derivatives) failed at ", 0) == 0, r.report());
+  const GradcheckResult ok =
+      gradgradcheck([](const std::vector<Variable>& in) { return tanh(in[0]); }, {random_leaf({3}, 2)});
+  BOOST_TEST(ok.report().rfind("gradgradcheck passed", 0) == 0, ok.report());
 }
 
 // docs/writing-an-op.md's example: a user's op with the same mechanism as minigrad's.

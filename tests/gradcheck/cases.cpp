@@ -160,6 +160,9 @@ std::vector<GradcheckCase> build() {
       "gelu", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
       [](In x) { return gelu(x[0]); });
   add_case(
+      "abs", [](Generator& g) { return Inputs{away_from_zero(g, {size_in(g, 2, 6)})}; },
+      [](In x) { return abs(x[0]); });
+  add_case(
       "tanh(x) * sigmoid(x) (two branches)",
       [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 5)})}; },
       [](In x) { return tanh(x[0]) * sigmoid(x[0]); });
@@ -418,6 +421,13 @@ std::vector<GradcheckCase> build() {
   add_layer("nn::Linear (no bias)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::Linear>(3, size_in(g, 1, 3), /*bias=*/false));
     return layer_check(layer, {normal(g, {2, 3})}, [layer](In x) { return layer->forward(x[0]); });
+  });
+  add_layer("nn::Sequential (Linear, Tanh, Linear, GELU)", [](Generator& g) {
+    auto layer = in_float64(
+        std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(3, 4), std::make_shared<nn::Tanh>(),
+                                         std::make_shared<nn::Linear>(4, 2), std::make_shared<nn::GELU>()));
+    return layer_check(layer, {normal(g, {size_in(g, 1, 4), 3})},
+                       [layer](In x) { return layer->forward(x[0]); });
   });
   add_layer("nn::Embedding", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::Embedding>(5, size_in(g, 2, 3)));

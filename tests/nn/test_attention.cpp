@@ -48,7 +48,7 @@ BOOST_AUTO_TEST_CASE(each_mask_kind_hides_the_right_keys) {
       [&] {
         attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<float>({1, 2}, {2})});
       },
-      "attention mask: valid_lens must be int64, got float32");
+      "attention mask: valid_lens must be int64, got float32; convert with .to(DType::Int64)");
 }
 
 BOOST_AUTO_TEST_CASE(a_nan_score_shows_in_attention_and_a_masked_one_does_not) {
@@ -277,7 +277,7 @@ BOOST_AUTO_TEST_CASE(bad_shapes_and_dtypes_name_the_op) {
         scaled_dot_product_attention(q, k, Variable(Tensor::ones({2, 5, 6}, DType::Float64)));
       },
       "scaled_dot_product_attention: expects three float32 or three float64 tensors, got float32, float32, "
-      "float64");
+      "float64; convert with .to(DType::Float32)");
 }
 
 BOOST_AUTO_TEST_CASE(a_model_with_either_kernel_trains_the_same) {

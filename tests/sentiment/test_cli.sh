@@ -92,6 +92,48 @@ if "$bin" predict --model "$tmp/model" "a great film" --heatmap "$tmp/attention.
 leftovers=$(find "$tmp" -name '*.tmp*' -o -name '.*probe*')
 [ -z "$leftovers" ] && ok || bad "temporary files left: $leftovers"
 
+# A folder that already holds a model is replaced only with --overwrite (or continued with --resume).
+expect_failure "--out holding a model" \
+  "train --out: $tmp/model already holds files (another model?); pass --overwrite to replace it" \
+  "$bin" train --data "$tmp/imdb" --out "$tmp/model" "${small[@]}" --no-eval
+[ -s "$tmp/model/config.json" ] && ok || bad "the refused run touched $tmp/model"
+
+# Damaged checkpoints: refused with an error that names the file and what is wrong, exit status 1.
+damaged() {
+  rm -rf "$tmp/bad" && cp -r "$tmp/model" "$tmp/bad"
+  python3 -c "$1" "$tmp/bad" || bad "could not damage the copy: $1"
+}
+expect_refusal() {  # NAME EXPECTED-TEXT: predict and eval both refuse $tmp/bad with exit status 1
+  local out status
+  for command in "predict --model $tmp/bad a-great-film" "eval --model $tmp/bad --tsv $tmp/sentences.tsv"; do
+    # shellcheck disable=SC2086
+    out=$("$bin" $command 2>&1)
+    status=$?
+    if [ $status -ne 1 ]; then
+      bad "$1 ($command): exit status $status, not 1: $out"
+    elif ! grep -qF -- "$2" <<<"$out"; then
+      bad "$1 ($command): expected '$2' in: $out"
+    else
+      ok
+    fi
+  done
+}
+json_edit='import json, sys; f = sys.argv[1] + "/FILE"; j = json.load(open(f)); EDIT; json.dump(j, open(f, "w"))'
+edit() { local e=${json_edit//FILE/$1}; echo "${e//EDIT/$2}"; }
+damaged "$(edit vocab.json 'j[0] = 7')"
+expect_refusal "vocab.json holding a number" "$tmp/bad/vocab.json: token 0 is 7, not a string"
+damaged "$(edit vocab.json 'j[3] = j[2]')"
+expect_refusal "vocab.json with a token twice" "$tmp/bad/vocab.json: token '"
+damaged "$(edit config.json 'j["num_heads"] = 2.7')"
+expect_refusal "config.json with a fraction of a head" "$tmp/bad/config.json: 'num_heads' must be a whole number, got 2.7"
+# A NaN in the first float32 weight (safetensors: 8-byte header length, the JSON header, the data).
+damaged 'import json, struct, sys
+f = sys.argv[1] + "/model.safetensors"; b = bytearray(open(f, "rb").read())
+n = struct.unpack("<Q", b[:8])[0]; header = json.loads(b[8:8 + n])
+start = min(v["data_offsets"][0] for k, v in header.items() if k != "__metadata__" and v["dtype"] == "F32")
+b[8 + n + start:8 + n + start + 4] = struct.pack("<f", float("nan")); open(f, "wb").write(b)'
+expect_refusal "weights holding a NaN" "holds a NaN or an infinity; the model cannot be used"
+
 # A second run into a folder that another run is writing: refused at once.
 flock "$tmp/model.lock" sleep 30 &
 holder=$!
@@ -103,7 +145,7 @@ wait $holder 2>/dev/null
 
 # Killed at random moments of a training that saves after every step: the checkpoint always loads.
 for round in $(seq 1 12); do
-  "$bin" train --data "$tmp/imdb" --out "$tmp/model" "${small[@]}" --epochs 1000 --checkpoint-every 1 \
+  "$bin" train --data "$tmp/imdb" --out "$tmp/model" --overwrite "${small[@]}" --epochs 1000 --checkpoint-every 1 \
     --no-eval >/dev/null 2>&1 &
   pid=$!
   sleep "0.$((RANDOM % 9 + 1))$((RANDOM % 10))"

@@ -116,7 +116,8 @@ BOOST_AUTO_TEST_CASE(comparisons_give_bool_tensors) {
   expect_equal(logical_not(lt2), {0, 1, 1});
   expect_equal(logical_and(lt2, eq(x, 1.0)), {1, 0, 0});
   expect_equal(logical_or(lt2, eq(x, 3.0)), {1, 0, 1});
-  expect_error<DTypeError>([&] { lt(x, x.to(DType::Float64)); }, "lt: dtypes float32 and float64 differ");
+  expect_error<DTypeError>([&] { lt(x, x.to(DType::Float64)); },
+                           "lt: dtypes float32 and float64 differ; convert with .to(DType::Float32)");
   expect_error<DTypeError>([&] { logical_not(x); }, "logical_not: expects a bool tensor, got float32");
 }
 
@@ -134,9 +135,9 @@ BOOST_AUTO_TEST_CASE(where_and_masked_fill) {
       },
       "masked_fill: mask of shape [2,2,3] does not broadcast to [2,3]");
   expect_error<DTypeError>([&] { masked_fill(x, Tensor::zeros({3}), 1); },
-                           "masked_fill: the mask must be bool, got float32");
+                           "masked_fill: the mask must be bool, got float32; convert with .to(DType::Bool)");
   expect_error<DTypeError>([&] { where(Tensor::zeros({2}), x, x); },
-                           "where: the condition must be bool, got float32");
+                           "where: the condition must be bool, got float32; convert with .to(DType::Bool)");
 }
 
 BOOST_AUTO_TEST_CASE(errors_name_the_op_and_the_shapes) {
@@ -150,8 +151,10 @@ BOOST_AUTO_TEST_CASE(errors_name_the_op_and_the_shapes) {
         Tensor::zeros({5, 2}) * Tensor::zeros({3, 2});
       },
       "mul: shapes [5,2] and [3,2] cannot be broadcast together (5 vs 3 at dim -2)");
-  expect_error<DTypeError>([] { Tensor::zeros({2}) - Tensor::zeros({2}, DType::Float64); },
-                           "sub: expected two float32 or two float64 tensors, got float32 and float64");
+  expect_error<DTypeError>(
+      [] { Tensor::zeros({2}) - Tensor::zeros({2}, DType::Float64); },
+      "sub: expected two float32 or two float64 tensors, got float32 and float64; convert with "
+      ".to(DType::Float32)");
   expect_error<DTypeError>([] { exp(Tensor::arange(3)); },
                            "exp: expected a float32 or float64 tensor, got int64");
 }

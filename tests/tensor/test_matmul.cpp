@@ -134,7 +134,8 @@ BOOST_AUTO_TEST_CASE(errors) {
       [] {
         matmul(Tensor::zeros({2, 3}), Tensor::zeros({3, 5}, DType::Float64));
       },
-      "matmul: expected two float32 or two float64 tensors, got float32 and float64");
+      "matmul: expected two float32 or two float64 tensors, got float32 and float64; convert with "
+      ".to(DType::Float32)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

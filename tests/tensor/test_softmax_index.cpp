@@ -60,8 +60,9 @@ BOOST_AUTO_TEST_CASE(index_select_gathers_along_any_dim) {
   expect_equal(index_select(table, 1, Tensor::from_vector<int64_t>({2, 0}, {2})), {2, 0, 5, 3, 8, 6, 11, 9});
   expect_error<IndexError>([&] { index_select(table, 0, Tensor::from_vector<int64_t>({4}, {1})); },
                            "index_select: index 4 is out of range for dimension 0 of size 4");
-  expect_error<DTypeError>([&] { index_select(table, 0, Tensor::zeros({1})); },
-                           "index_select: the index must be int64, got float32");
+  expect_error<DTypeError>(
+      [&] { index_select(table, 0, Tensor::zeros({1})); },
+      "index_select: the index must be int64, got float32; convert with .to(DType::Int64)");
   expect_error<ShapeError>(
       [&] {
         index_select(table, 0, Tensor::arange(4).reshape({2, 2}));

@@ -1,0 +1,41 @@
+// Questions asked of a Variable's value that have no derivative: which index is largest, which entries
+// are equal. They read the data and return plain tensors, so they can be asked of a Variable directly.
+#include "autograd/functions.h"
+#include "tensor/ops.h"
+
+namespace minigrad {
+
+Tensor argmax(const Variable& x, int64_t dim, bool keepdim) {
+  return argmax(x.data(), dim, keepdim);
+}
+
+Tensor eq(const Variable& a, const Variable& b) {
+  return eq(a.data(), b.data());
+}
+Tensor eq(const Variable& a, const Tensor& b) {
+  return eq(a.data(), b);
+}
+Tensor ne(const Variable& a, const Tensor& b) {
+  return ne(a.data(), b);
+}
+Tensor gt(const Variable& a, double s) {
+  return gt(a.data(), s);
+}
+Tensor lt(const Variable& a, double s) {
+  return lt(a.data(), s);
+}
+
+double accuracy(const Variable& logits, const Tensor& labels) {
+  if (!logits.defined() || !labels.defined()) throw ValueError("accuracy", "an operand is undefined");
+  if (logits.rank() != 2) throw ShapeError("accuracy", "logits must be (N, C), got " + logits.shape().str());
+  check_dtype("accuracy", "the labels", labels, DType::Int64);
+  if (labels.shape() != Shape{logits.shape()[0]}) {
+    throw ShapeError("accuracy", "labels of shape " + labels.shape().str() + " for logits of shape " +
+                                     logits.shape().str() + " (expected [" +
+                                     std::to_string(logits.shape()[0]) + "])");
+  }
+  if (logits.shape()[0] == 0) throw ValueError("accuracy", "no rows");
+  return mean(eq(argmax(logits.data(), 1), labels).to(DType::Float64)).item();
+}
+
+}  // namespace minigrad

@@ -1,0 +1,60 @@
+// ModuleList and Sequential: containers of child modules named "0", "1", ..., as PyTorch numbers them.
+//
+//   auto mlp = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(2, 16),
+//                                               std::make_shared<nn::ReLU>(),
+//                                               std::make_shared<nn::Linear>(16, 2));
+//   Variable logits = mlp->forward(x);  // (batch, 2) -> (batch, 16) -> (batch, 16) -> (batch, 2)
+//   std::cout << *mlp;                  // Sequential(\n  (0): Linear(in_features=2, ...) ...
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "nn/module.h"
+
+namespace minigrad::nn {
+
+// Child modules named "0", "1", ...: for stacks of layers whose forward the owner calls itself, as
+// PyTorch's nn.ModuleList.
+class ModuleList : public Module {
+ public:
+  template <typename M>
+  std::shared_ptr<M> push_back(std::shared_ptr<M> module) {
+    return register_module(std::to_string(children().size()), std::move(module));
+  }
+  size_t size() const { return children().size(); }
+  std::string name() const override { return "ModuleList"; }
+};
+
+// Modules applied one after the other, each to the previous one's output, as PyTorch's nn.Sequential.
+// A module can join if it has `Variable forward(const Variable&) const`.
+class Sequential : public Module {
+ public:
+  Sequential() = default;
+  template <typename... M>
+  explicit Sequential(std::shared_ptr<M>... modules) {
+    (push_back(std::move(modules)), ...);
+  }
+
+  template <typename M>
+  std::shared_ptr<M> push_back(std::shared_ptr<M> module) {
+    static_assert(std::is_invocable_r_v<Variable, decltype(&M::forward), const M&, const Variable&>,
+                  "a module in a Sequential needs Variable forward(const Variable&) const");
+    if (!module) throw ValueError("Sequential", "cannot add a null module");
+    steps_.push_back([m = module.get()](const Variable& x) { return m->forward(x); });
+    return register_module(std::to_string(steps_.size() - 1), std::move(module));
+  }
+
+  // x through every module in order; with no modules, x itself.
+  Variable forward(const Variable& x) const;
+  size_t size() const { return steps_.size(); }
+  std::string name() const override { return "Sequential"; }
+
+ private:
+  std::vector<std::function<Variable(const Variable&)>> steps_;  // each child's forward, in order
+};
+
+}  // namespace minigrad::nn

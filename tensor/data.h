@@ -1,0 +1,43 @@
+// Helpers for feeding a model: shuffled mini-batches of indices, and token sequences padded into a
+// batch. What PyTorch's randperm, DataLoader(shuffle, drop_last) and pad_sequence do.
+//
+//   for (const Tensor& batch : index_batches(n, {.batch_size = 32, .generator = &gen})) {
+//     Variable x(index_select(inputs, 0, batch));  // the rows of this batch
+//     ...
+//   }
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+
+namespace minigrad {
+
+// 0, 1, ..., n-1 in a random order (int64, shape [n]), drawn from `generator` (default: this thread's).
+Tensor randperm(int64_t n, Generator* generator = nullptr);
+
+struct BatchOptions {
+  int64_t batch_size = 1;
+  bool shuffle = true;             // a new random order on every call
+  bool drop_last = false;          // leave out a last batch smaller than batch_size
+  Generator* generator = nullptr;  // for the order; nullptr: this thread's default. Not owned.
+};
+
+// The indices 0..n-1, in random order if options.shuffle, cut into batches of options.batch_size (int64
+// tensors of shape [batch_size]; the last one smaller unless options.drop_last leaves it out).
+std::vector<Tensor> index_batches(int64_t n, const BatchOptions& options);
+
+struct PaddedSequences {
+  Tensor tokens;      // (B, T) int64, T the longest length (at most max_len); padding after each sequence
+  Tensor valid_lens;  // (B) int64: each sequence's length in tokens (after cutting to max_len)
+};
+
+// Token sequences of different lengths as one batch: each sequence cut to max_len (if max_len > 0) and
+// padded with `padding` to the longest, with the lengths a model's mask needs.
+//   auto [tokens, valid_lens] = pad_sequences({{5, 3, 8}, {7}});  // [[5, 3, 8], [7, 0, 0]], [3, 1]
+PaddedSequences pad_sequences(const std::vector<std::vector<int64_t>>& sequences, int64_t padding = 0,
+                              int64_t max_len = 0);
+
+}  // namespace minigrad
