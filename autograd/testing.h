@@ -8,7 +8,15 @@
 //   }
 //
 // On failure Boost prints the worst element: which input, its index, the analytic and the numeric value.
-// Include Boost.Test before this header; minigrad itself does not depend on Boost.
+// Include Boost.Test before this header; minigrad itself does not depend on Boost. The CMake lines for
+// such a test (Debian: libboost-test-dev; one file of the test defines BOOST_TEST_MODULE):
+//
+//   find_package(minigrad REQUIRED)
+//   find_package(Boost REQUIRED COMPONENTS unit_test_framework)
+//   add_executable(my_tests my_tests.cpp)
+//   target_link_libraries(my_tests PRIVATE minigrad::minigrad Boost::unit_test_framework)
+//   target_compile_definitions(my_tests PRIVATE BOOST_TEST_DYN_LINK)
+//   add_test(NAME my_tests COMMAND my_tests)
 #pragma once
 
 #include <boost/test/tools/assertion_result.hpp>

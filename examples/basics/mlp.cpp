@@ -1,5 +1,5 @@
 // Training a small classifier: a two-layer MLP learns to separate two moons, written the way the PyTorch
-// program would be (model class, loss, Adam, a training loop).
+// program would be (nn.Sequential, shuffled mini-batches, cross-entropy, Adam, a training loop).
 //
 //   minigrad-basics-mlp
 #include <cmath>
@@ -32,40 +32,35 @@ Moons make_moons(int64_t n, double noise, Generator& gen) {
   return {Variable(Tensor::from_vector(points, {n, 2})), Tensor::from_vector(labels, {n})};
 }
 
-// Linear(2, 16) -> relu -> Linear(16, 2): two logits per point.
-class MLP : public nn::Module {
- public:
-  MLP(int64_t in, int64_t hidden, int64_t out)
-      : fc1(register_module("fc1", std::make_shared<nn::Linear>(in, hidden))),
-        fc2(register_module("fc2", std::make_shared<nn::Linear>(hidden, out))) {}
-  // x (batch, in) -> logits (batch, out)
-  Variable forward(const Variable& x) const { return fc2->forward(relu(fc1->forward(x))); }
-  std::string name() const override { return "MLP"; }
-
-  std::shared_ptr<nn::Linear> fc1, fc2;
-};
-
 int main() {
   manual_seed(0);  // the initial weights come from this thread's default generator
-  Generator data_gen(1);
+  Generator data_gen(1), batch_gen(2);
   const Moons data = make_moons(200, 0.1, data_gen);
 
-  MLP model(2, 16, 2);
+  // Linear(2, 16) -> ReLU -> Linear(16, 2): two logits per point.
+  nn::Sequential model(std::make_shared<nn::Linear>(2, 16), std::make_shared<nn::ReLU>(),
+                       std::make_shared<nn::Linear>(16, 2));
   // float64 (PyTorch's model.double()) so that the printed digits are the same on every CPU.
   model.to(DType::Float64);
+  std::cout << model << "\n";
   optim::Adam optimizer(model.named_parameters(), {.lr = 0.05});
 
   std::cout << std::setprecision(4);
-  for (int step = 0; step <= 300; ++step) {  // full batch: every step sees all 200 points
-    const Variable loss = cross_entropy(model.forward(data.points), data.labels);
-    optimizer.zero_grad();
-    loss.backward();
-    optimizer.step();
-    if (step % 50 == 0) std::cout << "step " << step << "  loss " << loss.item() << "\n";
+  for (int epoch = 0; epoch < 30; ++epoch) {
+    // A new order every epoch, in mini-batches of 32 (PyTorch's DataLoader with shuffle=True).
+    double total = 0;
+    for (const Tensor& batch : index_batches(200, {.batch_size = 32, .generator = &batch_gen})) {
+      const Variable x(index_select(data.points.data(), 0, batch));  // (32, 2)
+      const Tensor y = index_select(data.labels, 0, batch);          // (32)
+      const Variable loss = cross_entropy(model.forward(x), y);
+      optimizer.zero_grad();
+      loss.backward();
+      optimizer.step();
+      total += loss.item() * static_cast<double>(batch.numel());
+    }
+    if (epoch % 5 == 0 || epoch == 29) std::cout << "epoch " << epoch << "  loss " << total / 200 << "\n";
   }
 
-  NoGradGuard no_grad;                                                    // evaluation: no graph is recorded
-  const Tensor predicted = argmax(model.forward(data.points).data(), 1);  // (n) int64: the larger logit
-  const double accuracy = mean(eq(predicted, data.labels).to(DType::Float64)).item();
-  std::cout << "training accuracy " << 100 * accuracy << "%\n";
+  NoGradGuard no_grad;  // evaluation: no graph is recorded
+  std::cout << "training accuracy " << 100 * accuracy(model.forward(data.points), data.labels) << "%\n";
 }
