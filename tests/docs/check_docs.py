@@ -11,7 +11,10 @@
 2. Programs. A line <!-- program: PATH --> followed (after blank lines) by a fenced code block: the
    block must be the file PATH (from the repository root), trailing newlines aside.
 
-3. Outputs. A line <!-- output: PATH [ARGS...] --> followed by a fenced code block: the program built
+3. Excerpts. A line <!-- excerpt: PATH --> followed by a fenced code block: the block's lines must stand
+   in the file PATH, consecutively and to the letter (a page that quotes part of a file).
+
+4. Outputs. A line <!-- output: PATH [ARGS...] --> followed by a fenced code block: the program built
    from PATH, given as --program PATH=EXECUTABLE, is run with ARGS in an empty temporary folder, and
    its standard output must match the block token by token: numbers within a relative 1e-3 (or an
    absolute 1e-6), every other token exactly.
@@ -42,6 +45,7 @@ FENCE = re.compile(r"^ *(`{3,}|~{3,})")
 ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 PROGRAM_MARKER = re.compile(r"^\s*<!--\s*program:\s*(\S+)\s*-->\s*$")
+EXCERPT_MARKER = re.compile(r"^\s*<!--\s*excerpt:\s*(\S+)\s*-->\s*$")
 OUTPUT_MARKER = re.compile(r"^\s*<!--\s*output:\s*(.+?)\s*-->\s*$")  # PATH [ARGS...], shell-quoted
 # [text](target "title") and ![alt](target): the text may hold one level of brackets ([`a[0]`](x)).
 INLINE_LINK = re.compile(
@@ -227,6 +231,34 @@ def check_programs(page, root, fixes):
     return problems, count
 
 
+def check_excerpts(page, root):
+    """Problems with the excerpt blocks: each must stand in its file, line for line."""
+    problems, count = [], 0
+    for number, line in enumerate(page.lines, 1):
+        match = EXCERPT_MARKER.match(line)
+        if not match or not page.prose_lines[number - 1]:
+            continue
+        count += 1
+        where = f"{shown(page.path, root)}:{number}"
+        source = match.group(1)
+        block = page.block_after(number)
+        if block is None:
+            problems.append(f"{where}: <!-- excerpt: {source} --> is not followed by a fenced code block")
+            continue
+        file = root / source
+        if not file.is_file():
+            problems.append(f"{where}: <!-- excerpt: {source} -->: {shown(file, root)} does not exist")
+            continue
+        # A block inside a list item is indented as a whole, as far as its opening fence; the file's lines
+        # are not.
+        fence_indent = len(page.lines[block[0] - 1]) - len(page.lines[block[0] - 1].lstrip(" "))
+        excerpt = "\n".join(line[fence_indent:] if line[:fence_indent].strip() == "" else line
+                             for line in block[2].split("\n")).rstrip("\n")
+        if "\n" + excerpt + "\n" not in "\n" + file.read_text(encoding="utf-8") + "\n":
+            problems.append(f"{where}: the excerpt is not in {source} as written (was the code changed?)")
+    return problems, count
+
+
 def tokens(text):
     return TOKEN.findall(text)
 
@@ -326,7 +358,7 @@ def check(root, programs, summary=True, update=False):
     `update`, rewrites the program and output blocks that differ instead of reporting them."""
     root = root.resolve()
     pages = {path: Page(path) for path in find_pages(root)}
-    problems, links, program_blocks, output_blocks, cache, fixes = [], 0, 0, 0, {}, []
+    problems, links, program_blocks, excerpt_blocks, output_blocks, cache, fixes = [], 0, 0, 0, 0, {}, []
     for page in pages.values():
         found, count = check_links(page, root, pages)
         problems += found
@@ -334,6 +366,9 @@ def check(root, programs, summary=True, update=False):
         found, count = check_programs(page, root, fixes)
         problems += found
         program_blocks += count
+        found, count = check_excerpts(page, root)
+        problems += found
+        excerpt_blocks += count
         found, count = check_outputs(page, root, programs, cache, fixes)
         problems += found
         output_blocks += count
@@ -343,7 +378,7 @@ def check(root, programs, summary=True, update=False):
         problems = [p for p in problems if p not in fixed]
     if summary:
         print(f"check_docs: {len(pages)} pages, {links} relative links, {program_blocks} program blocks, "
-              f"{output_blocks} output blocks")
+              f"{excerpt_blocks} excerpts, {output_blocks} output blocks")
     return problems
 
 
@@ -364,13 +399,14 @@ def parse_programs(pairs):
 
 def self_test():
     fake_program = "#!/bin/sh\necho 'loss 0.5000'\necho \"args: $*\"\n"
-    tour = "int main() { return 0; }\n"
+    tour = "int main() {\n  int x = 0;\n  return x;\n}\n"
     good_page = (
         "# A page\n\n## Second heading, with `code`!\n\n"
         "See [the other page](other.md#a-heading), [this one](#second-heading-with-code),\n"
         "![a picture](picture.png), [the web](https://example.com/missing) and `[code](not-a-link)`.\n\n"
         "```sh\n[also code](not-a-link)\n```\n\n"
         "<!-- program: examples/tour.cpp -->\n\n```cpp\n" + tour + "```\n\n"
+        "<!-- excerpt: examples/tour.cpp -->\n```cpp\n  int x = 0;\n  return x;\n```\n\n"
         "<!-- output: examples/tour.cpp --flag -->\n```\nloss 0.50004\nargs: --flag\n```\n"
     )
     cases = {
@@ -378,8 +414,10 @@ def self_test():
         "a broken link": (good_page.replace("other.md#", "missing.md#"), "missing.md"),
         "a broken anchor": (good_page.replace("other.md#a-heading", "other.md#no-such-heading"),
                             "#no-such-heading"),
-        "a mismatched program block": (good_page.replace("return 0;", "return 1;"),
-                                       "+int main() { return 1; }"),
+        "a mismatched program block": (good_page.replace("int main() {\n", "int main(void) {\n"),
+                                       "+int main(void) {"),
+        "an excerpt not in its file": (good_page.replace("```cpp\n  int x = 0;", "```cpp\n  int x = 1;"),
+                                       "the excerpt is not in examples/tour.cpp"),
         "a mismatched output": (good_page.replace("loss 0.50004", "loss 0.5010"), "differs"),
         "an output with other words": (good_page.replace("args: --flag", "arguments: --flag"), "differs"),
         "a program not given": (good_page.replace("output: examples/tour.cpp", "output: examples/other.cpp"),
@@ -416,7 +454,7 @@ def self_test():
     # --update rewrites a stale program block and output block so that the page then passes.
     with tempfile.TemporaryDirectory(prefix="check_docs_self_test_") as folder:
         root = Path(folder)
-        stale = good_page.replace("return 0;", "return 1;").replace("loss 0.50004", "(to be filled in)")
+        stale = good_page.replace("int main() {\n", "int main(void) {\n").replace("loss 0.50004", "(to be filled in)")
         programs = make_tree(root, stale)
         check(root, programs, summary=False, update=True)
         problems = check(root, programs, summary=False)
