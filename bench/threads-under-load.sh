@@ -9,24 +9,25 @@
 #          process, loading included, timed from outside
 #   large: minigrad-train-step --config A (d 128, 2 layers, batch 32 x 128): its median ms per step
 #
-#   bench/threads-under-load.sh [--rounds 3] [--env "OMP_WAIT_POLICY=passive"]   (after a Release build)
+#   bench/threads-under-load.sh [--rounds 3] [--env "GOMP_SPINCOUNT=300000"] [--build build/release]
 #
 # It needs the IMDB folder in data/aclImdb (scripts/train-sentiment.sh extracts it) and holds no lock: on a
 # shared machine run nothing else meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rounds=3 extra_env=()
+rounds=3 extra_env=() build=build/release
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --env) read -r -a extra_env <<<"$2"; shift 2 ;;
-    *) echo "usage: bench/threads-under-load.sh [--rounds N] [--env 'VAR=value ...']" >&2; exit 2 ;;
+    --build) build=$2; shift 2 ;;
+    *) echo "usage: bench/threads-under-load.sh [--rounds N] [--env 'VAR=value ...'] [--build DIR]" >&2; exit 2 ;;
   esac
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "--rounds: '$rounds' is not a whole number" >&2; exit 2; }
-sentiment=build/release/examples/minigrad-sentiment
-train_step=build/release/bench/minigrad-train-step
+sentiment=$build/examples/minigrad-sentiment
+train_step=$build/bench/minigrad-train-step
 for f in "$sentiment" "$train_step"; do
   [ -x "$f" ] || { echo "$f is missing: build first (cmake --build build/release)" >&2; exit 1; }
 done
@@ -49,7 +50,7 @@ small() {
   start=$(date +%s.%N)
   env ${extra_env[@]+"${extra_env[@]}"} "$sentiment" train --data data/aclImdb --train-limit 3000 --hiddens 16 \
     --heads 2 --ffn 32 --layers 1 --vocab-size 2000 --max-len 64 --validation 0 --epochs 1 --no-eval \
-    --overwrite --out "$out" >/dev/null 2>&1
+    --out "$out" >/dev/null 2>&1
   end=$(date +%s.%N)
   awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }'
 }
@@ -88,7 +89,7 @@ for round in $(seq 1 "$rounds"); do
 done
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
-echo "threads under load: $rounds round(s); medians (each round's figures in brackets)${extra_env[*]:+; env ${extra_env[*]}}"
+echo "threads under load, $build: $rounds round(s); medians (each round's figures in brackets)${extra_env[*]:+; env ${extra_env[*]}}"
 printf '%-8s %-26s %-26s %-26s %8s %8s\n' model alone "beside a busy process" "two at once (slower)" busy/alone pair/alone
 for model in small large; do
   unit=s

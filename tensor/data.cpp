@@ -11,11 +11,9 @@ Tensor randperm(int64_t n, Generator* generator) {
   Generator& gen = generator != nullptr ? *generator : default_generator();
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), int64_t{0});
-  // Fisher-Yates: position i takes a uniform pick among the positions not yet fixed, i..n-1.
-  for (int64_t i = 0; i + 1 < n; ++i) {
-    const int64_t j = i + static_cast<int64_t>(gen.next_below(static_cast<uint64_t>(n - i)));
-    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
-  }
+  // Fisher-Yates from the back: position i - 1 takes a uniform pick among positions 0..i-1, not yet fixed.
+  // (Shuffling a vector v in place with the same draws gives v[order[0]], v[order[1]], ...)
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[gen.next_below(i)]);
   return Tensor::from_vector(order, {n});
 }
 

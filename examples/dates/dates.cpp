@@ -268,7 +268,11 @@ Split split_days(uint64_t seed, int64_t held_out, int64_t validation) {
   if (held_out < 0 || validation < 0 || held_out + validation >= static_cast<int64_t>(days.size()))
     throw minigrad::ValueError("split_days", "held-out and validation sets leave no training days");
   Generator g(seed);
-  for (size_t i = days.size(); i > 1; --i) std::swap(days[i - 1], days[g.next_below(i)]);  // Fisher-Yates
+  std::vector<Date> shuffled;
+  for (int64_t i : randperm(static_cast<int64_t>(days.size()), &g).to_vector<int64_t>()) {
+    shuffled.push_back(days[static_cast<size_t>(i)]);
+  }
+  days = std::move(shuffled);
   Split s;
   const auto h = static_cast<std::ptrdiff_t>(held_out), v = static_cast<std::ptrdiff_t>(validation);
   s.held_out.assign(days.begin(), days.begin() + h);

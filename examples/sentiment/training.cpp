@@ -89,10 +89,14 @@ Tensor drop_tokens(const Tensor& tokens, const Tensor& lengths, double p, Genera
 
 namespace {
 
+// v in a random order: the same seed, the same order.
 template <typename T>
-void shuffle(std::vector<T>& v,
-             Generator& g) {  // Fisher-Yates with minigrad's generator: same seed, same order
-  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[g.next_below(i)]);
+void shuffle(std::vector<T>& v, Generator& g) {
+  const std::vector<int64_t> order = randperm(static_cast<int64_t>(v.size()), &g).to_vector<int64_t>();
+  std::vector<T> shuffled;
+  shuffled.reserve(v.size());
+  for (int64_t i : order) shuffled.push_back(std::move(v[static_cast<size_t>(i)]));
+  v = std::move(shuffled);
 }
 
 std::vector<std::vector<size_t>> chunk(const std::vector<size_t>& order, int64_t batch_size) {
