@@ -200,25 +200,31 @@ def check_links(page, root, pages_by_path):
     return problems, count
 
 
+def marked_files(page, root, marker, kind, problems):
+    """(where, source, block, file) for each <!-- kind: PATH --> marker of the page followed by a fenced
+    block whose file exists; a marker without a block or a file adds to `problems`."""
+    for number, line in enumerate(page.lines, 1):
+        match = marker.match(line)
+        if not match or not page.prose_lines[number - 1]:
+            continue
+        where = f"{shown(page.path, root)}:{number}"
+        source = match.group(1)
+        block = page.block_after(number)
+        file = root / source
+        if block is None:
+            problems.append(f"{where}: <!-- {kind}: {source} --> is not followed by a fenced code block")
+        elif not file.is_file():
+            problems.append(f"{where}: <!-- {kind}: {source} -->: {shown(file, root)} does not exist")
+        else:
+            yield where, source, block, file
+
+
 def check_programs(page, root, fixes):
     """Problems with the program blocks; `fixes` gets (page, block, right content, problem) for each
     block that differs."""
     problems, count = [], 0
-    for number, line in enumerate(page.lines, 1):
-        match = PROGRAM_MARKER.match(line)
-        if not match or not page.prose_lines[number - 1]:
-            continue
+    for where, source, block, file in marked_files(page, root, PROGRAM_MARKER, "program", problems):
         count += 1
-        where = f"{shown(page.path, root)}:{number}"
-        source = match.group(1)
-        block = page.block_after(number)
-        if block is None:
-            problems.append(f"{where}: <!-- program: {source} --> is not followed by a fenced code block")
-            continue
-        file = root / source
-        if not file.is_file():
-            problems.append(f"{where}: <!-- program: {source} -->: {shown(file, root)} does not exist")
-            continue
         expected = file.read_text(encoding="utf-8").rstrip("\n")
         in_page = block[2].rstrip("\n")
         if in_page != expected:
@@ -234,25 +240,13 @@ def check_programs(page, root, fixes):
 def check_excerpts(page, root):
     """Problems with the excerpt blocks: each must stand in its file, line for line."""
     problems, count = [], 0
-    for number, line in enumerate(page.lines, 1):
-        match = EXCERPT_MARKER.match(line)
-        if not match or not page.prose_lines[number - 1]:
-            continue
+    for where, source, block, file in marked_files(page, root, EXCERPT_MARKER, "excerpt", problems):
         count += 1
-        where = f"{shown(page.path, root)}:{number}"
-        source = match.group(1)
-        block = page.block_after(number)
-        if block is None:
-            problems.append(f"{where}: <!-- excerpt: {source} --> is not followed by a fenced code block")
-            continue
-        file = root / source
-        if not file.is_file():
-            problems.append(f"{where}: <!-- excerpt: {source} -->: {shown(file, root)} does not exist")
-            continue
         # A block inside a list item is indented as a whole, as far as its opening fence; the file's lines
         # are not.
-        fence_indent = len(page.lines[block[0] - 1]) - len(page.lines[block[0] - 1].lstrip(" "))
-        excerpt = "\n".join(line[fence_indent:] if line[:fence_indent].strip() == "" else line
+        fence = page.lines[block[0] - 1]
+        indent = len(fence) - len(fence.lstrip(" "))
+        excerpt = "\n".join(line[indent:] if not line[:indent].strip() else line
                              for line in block[2].split("\n")).rstrip("\n")
         if "\n" + excerpt + "\n" not in "\n" + file.read_text(encoding="utf-8") + "\n":
             problems.append(f"{where}: the excerpt is not in {source} as written (was the code changed?)")
