@@ -44,11 +44,25 @@ Config config_from_json(const nlohmann::json& j, const std::string& source, cons
     throw minigrad::Error("checkpoint", source + " is the configuration of a " + j["kind"].dump() +
                                             " model, not of " + description);
   }
+  Config config;
   try {
-    return j.get<Config>();
+    config = j.get<Config>();
   } catch (const nlohmann::json::exception& e) {
     throw minigrad::Error("checkpoint", source + ": " + e.what());
   }
+  // JSON numbers convert to any numeric field, so 2.7 reads as 2 into an integer: a field whose value
+  // does not survive the round trip was of the wrong kind.
+  const nlohmann::json read_back = config;
+  for (const auto& [key, value] : read_back.items()) {
+    if (!j.contains(key) || j[key] == value) continue;
+    const std::string wanted = value.is_boolean()          ? "true or false"
+                               : value.is_number_integer() ? "a whole number"
+                               : value.is_number()         ? "a number"
+                                                           : std::string("a ") + value.type_name();
+    throw minigrad::Error("checkpoint",
+                          source + ": '" + key + "' must be " + wanted + ", got " + j[key].dump());
+  }
+  return config;
 }
 
 // The weights file records the architecture it was saved with; it must be the one config.json describes.

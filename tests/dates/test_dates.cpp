@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "examples/common/json_file.h"
 #include "examples/dates/training.h"
 #include "examples/sentiment/training.h"
 #include "test_helpers.h"
@@ -227,6 +228,11 @@ BOOST_AUTO_TEST_CASE(bad_input_and_the_wrong_checkpoint_get_clear_errors) {
       "learnable_positions=0 ngram_buckets=16 ngram_max=2 ngram_vocabulary=1, but config.json says "
       "minigrad-dates");
   expect_error_containing<Error>([&] { Checkpoint::load(dir.path / "nowhere"); }, "is not a folder");
+  // A fraction where a whole number belongs is refused, not truncated.
+  nlohmann::json config = examples::parse_json(dir.path / "dates" / "config.json");
+  config["num_heads"] = 2.7;
+  expect_error<Error>([&] { Config::from_json(config, "config.json"); },
+                      "checkpoint: config.json: 'num_heads' must be a whole number, got 2.7");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
