@@ -10,6 +10,7 @@
 //   embedding.cpp   embedding          dropout.cpp  dropout
 //   layer_norm.cpp  layer_norm         loss.cpp     cross_entropy, binary_cross_entropy_with_logits
 //   attention.cpp   masked_softmax, scaled_dot_product_attention (fused, or composed from the above)
+//   conv.cpp        conv1d, and unfold1d / fold1d (im2col and its adjoint)
 //
 // Broadcasting follows NumPy; the gradient of a broadcast input is summed back to its shape (sum_to).
 // Every op checks its operands and throws an exception naming itself and the shapes involved.
@@ -112,6 +113,32 @@ struct AttentionResult {
 // (B, …, n_k, d_v) with the same leading dimensions.
 AttentionResult scaled_dot_product_attention(const Variable& queries, const Variable& keys,
                                              const Variable& values, const AttentionOptions& options = {});
+
+// ---- convolution ----
+struct Conv1dOptions {
+  int64_t stride = 1;
+  int64_t padding = 0;        // zeros on both sides
+  bool padding_same = false;  // instead: the output as long as the input (PyTorch's padding='same', stride 1)
+  int64_t dilation = 1;
+  int64_t groups = 1;
+};
+// PyTorch's F.conv1d: x (N, C_in, L), weight (C_out, C_in/groups, K), bias (C_out) or undefined ->
+// (N, C_out, L_out) with L_out = (L + 2·padding - dilation·(K-1) - 1) / stride + 1.
+Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias,
+                const Conv1dOptions& options = {});
+
+// The windows a convolution reads: column t of channel c, offset k is x[c, t·stride + k·dilation -
+// pad_left], 0 outside the sequence.
+struct Conv1dGeometry {
+  int64_t kernel = 1, stride = 1, dilation = 1, pad_left = 0, pad_right = 0;
+  int64_t out_length(int64_t length) const;
+};
+// im2col: x (N, C, L) -> cols (N, C·K, L_out), row c·K + k holding offset k of channel c's windows.
+Tensor unfold1d(const Tensor& x, const Conv1dGeometry& geometry);
+Variable unfold1d(const Variable& x, const Conv1dGeometry& geometry);
+// Its adjoint (col2im): each column entry added back onto the position it was read from -> (N, C, length).
+Tensor fold1d(const Tensor& cols, int64_t length, const Conv1dGeometry& geometry);
+Variable fold1d(const Variable& cols, int64_t length, const Conv1dGeometry& geometry);
 
 // ---- neural-network functions ----
 // Rows of weight [V, D] picked by int64 ids of any shape: result ids.shape + [D]. The gradient is added

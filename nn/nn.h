@@ -3,6 +3,7 @@
 
 #include "nn/activation.h"
 #include "nn/attention.h"
+#include "nn/conv.h"
 #include "nn/decoder.h"
 #include "nn/decoding.h"
 #include "nn/dropout.h"

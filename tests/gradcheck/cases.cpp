@@ -168,6 +168,36 @@ std::vector<GradcheckCase> build() {
       [](In x) { return tanh(x[0]) * sigmoid(x[0]); });
 
   // ---- matmul ----
+  // ---- convolution ----
+  add_case(
+      "conv1d (stride 2, padding 1, bias)",
+      [](Generator& g) {
+        const int64_t c = size_in(g, 1, 3);
+        return Inputs{normal(g, {2, c, size_in(g, 5, 8)}), normal(g, {3, c, 3}), normal(g, {3})};
+      },
+      [](In x) { return conv1d(x[0], x[1], x[2], {.stride = 2, .padding = 1}); });
+  add_case(
+      "conv1d (dilation 2, groups 2, no bias)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 4, size_in(g, 6, 9)}), normal(g, {6, 2, 2})};
+      },
+      [](In x) { return conv1d(x[0], x[1], Variable(), {.dilation = 2, .groups = 2}); });
+  add_case(
+      "conv1d (padding same, even kernel)",
+      [](Generator& g) {
+        return Inputs{normal(g, {1, 2, size_in(g, 3, 6)}), normal(g, {2, 2, 4}), normal(g, {2})};
+      },
+      [](In x) { return conv1d(x[0], x[1], x[2], {.padding_same = true}); });
+  add_case(
+      "fold1d (col2im)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 6, 4})};  // C 2, K 3; L_out = (7 + 2 - 3) / 2 + 1
+      },
+      [](In x) {
+        return fold1d(x[0], 7,
+                      Conv1dGeometry{.kernel = 3, .stride = 2, .dilation = 1, .pad_left = 1, .pad_right = 1});
+      });
+
   add_case(
       "matmul",
       [](Generator& g) {
@@ -427,6 +457,12 @@ std::vector<GradcheckCase> build() {
         std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(3, 4), std::make_shared<nn::Tanh>(),
                                          std::make_shared<nn::Linear>(4, 2), std::make_shared<nn::GELU>()));
     return layer_check(layer, {normal(g, {size_in(g, 1, 4), 3})},
+                       [layer](In x) { return layer->forward(x[0]); });
+  });
+  add_layer("nn::Conv1d (padding 1, groups 2)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::Conv1d>(
+        nn::Conv1dOptions{.in_channels = 4, .out_channels = 2, .kernel_size = 3, .padding = 1, .groups = 2}));
+    return layer_check(layer, {normal(g, {2, 4, size_in(g, 3, 6)})},
                        [layer](In x) { return layer->forward(x[0]); });
   });
   add_layer("nn::Embedding", [](Generator& g) {

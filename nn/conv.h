@@ -1,0 +1,44 @@
+// Conv1d: a one-dimensional convolution over (N, C_in, L), with PyTorch's semantics and names: weight
+// (out_channels, in_channels / groups, kernel_size), bias (out_channels), both initialised
+// U(-1/√fan_in, 1/√fan_in) with fan_in = in_channels / groups · kernel_size (PyTorch's kaiming_uniform
+// with a = √5, and its bias rule).
+//
+//   nn::Conv1d conv({.in_channels = 64, .out_channels = 100, .kernel_size = 3, .padding_same = true});
+//   Variable y = conv.forward(x);  // (N, 64, L) -> (N, 100, L)
+#pragma once
+
+#include "autograd/functions.h"
+#include "nn/module.h"
+
+namespace minigrad::nn {
+
+struct Conv1dOptions {
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  int64_t kernel_size = 1;
+  int64_t stride = 1;
+  int64_t padding = 0;        // zeros on both sides
+  bool padding_same = false;  // instead: the output as long as the input (stride 1)
+  int64_t dilation = 1;
+  int64_t groups = 1;
+  bool bias = true;
+  // Where the initial weights are drawn from; nullptr: this thread's default generator. Not owned.
+  Generator* generator = nullptr;
+};
+
+class Conv1d : public Module {
+ public:
+  explicit Conv1d(const Conv1dOptions& options);
+
+  // x: (N, in_channels, L) -> (N, out_channels, L_out)
+  Variable forward(const Variable& x) const;
+
+  std::string name() const override { return "Conv1d"; }
+  std::string extra_repr() const override;
+
+  Variable weight;  // (out_channels, in_channels / groups, kernel_size)
+  Variable bias;    // (out_channels), or undefined without bias
+  Conv1dOptions options;
+};
+
+}  // namespace minigrad::nn

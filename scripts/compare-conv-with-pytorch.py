@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""Runs the Conv1d computations that minigrad-conv-reference saved through PyTorch's nn.Conv1d (Debian's
+python3-torch, PyTorch 1.13), with the same weights, input and upstream gradient, and prints the largest
+difference of the outputs and of every gradient. Exits 1 if any exceeds 1e-10.
+
+  build/release/examples/minigrad-conv-reference --out /tmp/conv
+  /usr/bin/python3 scripts/compare-conv-with-pytorch.py /tmp/conv
+"""
+import array
+import glob
+import json
+import struct
+import sys
+
+import torch
+
+
+def load(path):
+    """A safetensors file of float64 tensors and its metadata, read from the format's specification."""
+    raw = open(path, 'rb').read()
+    n = struct.unpack('<Q', raw[:8])[0]
+    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
+    out = {}
+    for name, entry in header.items():
+        if name == '__metadata__':
+            continue
+        if entry['dtype'] != 'F64':
+            sys.exit(f'{path}: {name} is {entry["dtype"]}, expected F64')
+        start, end = entry['data_offsets']
+        values = array.array('d')
+        values.frombytes(data[start:end])
+        out[name] = torch.tensor(values.tolist(), dtype=torch.float64).reshape(entry['shape'])
+    return out, header.get('__metadata__', {})
+
+
+def main():
+    folder = sys.argv[1] if len(sys.argv) > 1 else 'out/conv-reference'
+    files = sorted(glob.glob(f'{folder}/conv1d_*.safetensors'))
+    if not files:
+        sys.exit(f'no conv1d_*.safetensors in {folder}: run minigrad-conv-reference --out {folder} first')
+    worst = 0.0
+    for path in files:
+        t, m = load(path)
+        padding = m['padding'] if m['padding'] == 'same' else int(m['padding'])
+        layer = torch.nn.Conv1d(int(m['in_channels']), int(m['out_channels']), int(m['kernel_size']),
+                                stride=int(m['stride']), padding=padding, dilation=int(m['dilation']),
+                                groups=int(m['groups']), bias=m['bias'] == '1').double()
+        state = {'weight': t['weight']}
+        if m['bias'] == '1':
+            state['bias'] = t['bias']
+        layer.load_state_dict(state)
+        x = t['x'].clone().requires_grad_(True)
+        y = layer(x)
+        y.backward(t['v'])
+        diffs = {'y': (y - t['y']).abs().max().item(), 'x.grad': (x.grad - t['x.grad']).abs().max().item()}
+        for name, p in layer.named_parameters():
+            diffs[f'{name}.grad'] = (p.grad - t[f'{name}.grad']).abs().max().item()
+        case_worst = max(diffs.values())
+        worst = max(worst, case_worst)
+        print(f'{path}: max |minigrad - PyTorch| = {case_worst:.3g} '
+              f'({", ".join(f"{k} {v:.2g}" for k, v in diffs.items())})')
+    sys.exit(0 if worst < 1e-10 else 1)
+
+
+if __name__ == '__main__':
+    main()

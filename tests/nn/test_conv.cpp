@@ -1,0 +1,80 @@
+// Conv1d: values against hand-computed ones, shapes, PyTorch's initialisation, and errors. Its gradients
+// are checked in the gradcheck catalogue (tests/gradcheck/cases.cpp).
+#include <sstream>
+
+#include "test_helpers.h"
+
+using namespace minigrad;
+using namespace minigrad::nn;
+using namespace minigrad::testing;
+
+BOOST_AUTO_TEST_SUITE(conv)
+
+BOOST_AUTO_TEST_CASE(conv1d_is_pytorchs_cross_correlation) {
+  // y[t] = Σ_k w[k]·x[t + k - 1] with padding 1: w = [1, 0, -1] gives x[t-1] - x[t+1].
+  const Variable x(Tensor::from_values({1, 2, 3, 4}, {1, 1, 4}, DType::Float64));
+  const Variable w(Tensor::from_values({1, 0, -1}, {1, 1, 3}, DType::Float64));
+  expect_equal(conv1d(x, w, Variable(), {.padding = 1}).data(), {-2, -2, -2, 3});
+  // stride 2, no padding: windows at 0 and 2 of [1,2,3,4,5]
+  const Variable x5(Tensor::from_values({1, 2, 3, 4, 5}, {1, 1, 5}, DType::Float64));
+  expect_equal(conv1d(x5, w, Variable(Tensor::from_values({10}, {1}, DType::Float64)), {.stride = 2}).data(),
+               {1 - 3 + 10, 3 - 5 + 10});
+  // dilation 2: x[t] - x[t + 4]
+  expect_equal(conv1d(x5, w, Variable(), {.dilation = 2}).data(), {1 - 5});
+  // 'same' with an even kernel: the extra zero goes on the right, y[t] = x[t] + 2·x[t + 1]
+  const Variable w2(Tensor::from_values({1, 2}, {1, 1, 2}, DType::Float64));
+  expect_equal(conv1d(x, w2, Variable(), {.padding_same = true}).data(), {5, 8, 11, 4});
+}
+
+BOOST_AUTO_TEST_CASE(groups_see_only_their_channels) {
+  // Two groups of one channel each: output 0 reads channel 0 only, output 1 channel 1 only.
+  const Variable x(Tensor::from_values({1, 2, 3, 10, 20, 30}, {1, 2, 3}, DType::Float64));
+  const Variable w(Tensor::from_values({1, 1}, {2, 1, 1}, DType::Float64));
+  expect_equal(conv1d(x, w, Variable(), {.groups = 2}).data(), {1, 2, 3, 10, 20, 30});
+}
+
+BOOST_AUTO_TEST_CASE(the_layer_has_pytorchs_names_shapes_and_initialisation) {
+  Generator gen(4);
+  Conv1d conv({.in_channels = 6,
+               .out_channels = 4,
+               .kernel_size = 5,
+               .padding_same = true,
+               .groups = 2,
+               .generator = &gen});
+  BOOST_TEST(conv.named_parameters()[0].first == "weight");
+  BOOST_TEST(conv.named_parameters()[1].first == "bias");
+  BOOST_TEST(conv.weight.shape() == Shape({4, 3, 5}));
+  const double bound = 1 / std::sqrt(3.0 * 5.0);  // fan_in = in_channels / groups · kernel_size
+  for (const Variable& p : conv.parameters()) {
+    for (double v : p.data().to_vector<double>()) BOOST_TEST(std::abs(v) <= bound);
+  }
+  BOOST_TEST(max(abs(conv.weight.data())).item() > 0.8 * bound);  // spread over the whole range
+  const Variable x(Tensor::normal({2, 6, 7}, 0, 1, DType::Float32, &gen));
+  BOOST_TEST(conv.forward(x).shape() == Shape({2, 4, 7}));
+  std::ostringstream printed;
+  printed << conv;
+  BOOST_TEST(printed.str() == "Conv1d(6, 4, kernel_size=(5,), stride=(1,), padding=same, groups=2)");
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_names_the_layer_and_the_shapes) {
+  Conv1d conv({.in_channels = 2, .out_channels = 3, .kernel_size = 5});
+  expect_error<ShapeError>(
+      [&] {
+        conv.forward(Variable(Tensor::zeros({1, 2, 3})));
+      },
+      "Conv1d: the kernel spans 5 positions, more than the padded input's 3; got input "
+      "[1,2,3], weight [3,2,5], bias [3]");
+  expect_error<ShapeError>(
+      [&] {
+        conv.forward(Variable(Tensor::zeros({1, 4, 9})));
+      },
+      "Conv1d: expects input (N, 2, L), got [1,4,9]");
+  expect_error<ValueError>(
+      [] { Conv1d({.in_channels = 3, .out_channels = 4, .kernel_size = 3, .groups = 2}); },
+      "Conv1d: in_channels (3) and out_channels (4) must be divisible by groups (2)");
+  const Variable x(Tensor::zeros({1, 2, 8}));
+  expect_error<ValueError>([&] { conv1d(x, conv.weight, conv.bias, {.stride = 2, .padding_same = true}); },
+                           "conv1d: padding 'same' needs stride 1, got stride 2");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
