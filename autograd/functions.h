@@ -11,6 +11,7 @@
 //   layer_norm.cpp  layer_norm         loss.cpp     cross_entropy, binary_cross_entropy_with_logits
 //   attention.cpp   masked_softmax, scaled_dot_product_attention (fused, or composed from the above)
 //   conv.cpp        conv1d, and unfold1d / fold1d (im2col and its adjoint)
+//   pooling.cpp     max_pool1d, max_over_time, mean_over_time
 //
 // Broadcasting follows NumPy; the gradient of a broadcast input is summed back to its shape (sum_to).
 // Every op checks its operands and throws an exception naming itself and the shapes involved.
@@ -139,6 +140,20 @@ Variable unfold1d(const Variable& x, const Conv1dGeometry& geometry);
 // Its adjoint (col2im): each column entry added back onto the position it was read from -> (N, C, length).
 Tensor fold1d(const Tensor& cols, int64_t length, const Conv1dGeometry& geometry);
 Variable fold1d(const Variable& cols, int64_t length, const Conv1dGeometry& geometry);
+
+// ---- pooling over time, x (N, C, L) ----
+struct MaxPool1dOptions {
+  int64_t kernel_size = 1;
+  int64_t stride = 0;   // 0: kernel_size, as PyTorch
+  int64_t padding = 0;  // -inf on both sides, at most kernel_size / 2
+  int64_t dilation = 1;
+};
+// PyTorch's F.max_pool1d: the maximum of each window -> (N, C, L_out).
+Variable max_pool1d(const Variable& x, const MaxPool1dOptions& options);
+// The maximum (or mean) over each sequence's first valid_lens[n] positions -> (N, C); valid_lens (N)
+// int64, each in 1..L, or undefined for all positions. d2l's textCNN pools its convolutions this way.
+Variable max_over_time(const Variable& x, const Tensor& valid_lens = {});
+Variable mean_over_time(const Variable& x, const Tensor& valid_lens = {});
 
 // ---- neural-network functions ----
 // Rows of weight [V, D] picked by int64 ids of any shape: result ids.shape + [D]. The gradient is added

@@ -189,6 +189,21 @@ std::vector<GradcheckCase> build() {
       },
       [](In x) { return conv1d(x[0], x[1], x[2], {.padding_same = true}); });
   add_case(
+      "max_pool1d (kernel 3, stride 2, padding 1)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 2, size_in(g, 4, 7)})};
+      },
+      [](In x) { return max_pool1d(x[0], {.kernel_size = 3, .stride = 2, .padding = 1}); });
+  add_case(
+      "max_over_time and mean_over_time (valid lengths 3 and 5)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 3, 5})};
+      },
+      [](In x) {
+        const Tensor lens = Tensor::from_vector<int64_t>({3, 5}, {2});
+        return max_over_time(x[0], lens) + mean_over_time(x[0], lens);
+      });
+  add_case(
       "fold1d (col2im)",
       [](Generator& g) {
         return Inputs{normal(g, {2, 6, 4})};  // C 2, K 3; L_out = (7 + 2 - 3) / 2 + 1

@@ -78,3 +78,40 @@ BOOST_AUTO_TEST_CASE(bad_input_names_the_layer_and_the_shapes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(pooling)
+
+BOOST_AUTO_TEST_CASE(max_pool1d_takes_each_windows_maximum) {
+  const Variable x(Tensor::from_values({1, 5, 2, 4, 3, 0}, {1, 1, 6}, DType::Float64));
+  expect_equal(max_pool1d(x, {.kernel_size = 2}).data(), {5, 4, 3});  // stride = kernel
+  expect_equal(max_pool1d(x, {.kernel_size = 3, .stride = 1}).data(), {5, 5, 4, 4});
+  expect_equal(max_pool1d(x, {.kernel_size = 2, .padding = 1}).data(), {1, 5, 4, 0});  // -inf padding
+  expect_error<ValueError>(
+      [&] { max_pool1d(x, {.kernel_size = 2, .padding = 2}); },
+      "max_pool1d: kernel_size and dilation must be positive and padding at most half the "
+      "kernel, got kernel_size 2, padding 2, dilation 1");
+}
+
+BOOST_AUTO_TEST_CASE(pooling_over_time_honours_valid_lengths) {
+  // Two sequences of one channel: [1, 7, 3, 9] whole, and [4, 2, 8, 6] of which 2 positions are valid.
+  const Variable x(Tensor::from_values({1, 7, 3, 9, 4, 2, 8, 6}, {2, 1, 4}, DType::Float64), true);
+  const Tensor lens = Tensor::from_vector<int64_t>({4, 2}, {2});
+  expect_equal(max_over_time(x, lens).data(), {9, 4});
+  expect_equal(mean_over_time(x, lens).data(), {5, 3});
+  expect_equal(max_over_time(x).data(), {9, 8});
+  // The gradient reaches only valid positions: the maximum's, or every valid one evenly.
+  sum(mean_over_time(x, lens)).backward();
+  expect_equal(x.grad(), {0.25, 0.25, 0.25, 0.25, 0.5, 0.5, 0, 0});
+  expect_error<ValueError>(
+      [&] {
+        max_over_time(x, Tensor::from_vector<int64_t>({4, 0}, {2}));
+      },
+      "max_over_time: valid_lens[1] = 0 is not in 1..4 for an input of shape [2,1,4]");
+  expect_error<ValueError>(
+      [&] {
+        mean_over_time(x, Tensor::from_vector<int64_t>({5, 1}, {2}));
+      },
+      "mean_over_time: valid_lens[0] = 5 is not in 1..4 for an input of shape [2,1,4]");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
