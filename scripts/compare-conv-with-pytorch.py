@@ -6,31 +6,12 @@ difference of the outputs and of every gradient. Exits 1 if any exceeds 1e-10.
   build/release/examples/minigrad-conv-reference --out /tmp/conv
   /usr/bin/python3 scripts/compare-conv-with-pytorch.py /tmp/conv
 """
-import array
 import glob
-import json
-import struct
 import sys
 
 import torch
 
-
-def load(path):
-    """A safetensors file of float64 tensors and its metadata, read from the format's specification."""
-    raw = open(path, 'rb').read()
-    n = struct.unpack('<Q', raw[:8])[0]
-    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
-    out = {}
-    for name, entry in header.items():
-        if name == '__metadata__':
-            continue
-        if entry['dtype'] != 'F64':
-            sys.exit(f'{path}: {name} is {entry["dtype"]}, expected F64')
-        start, end = entry['data_offsets']
-        values = array.array('d')
-        values.frombytes(data[start:end])
-        out[name] = torch.tensor(values.tolist(), dtype=torch.float64).reshape(entry['shape'])
-    return out, header.get('__metadata__', {})
+from safetensors_f64 import load
 
 
 def main():

@@ -5,37 +5,18 @@ nn.TransformerDecoderLayer (Debian's python3-torch, PyTorch 1.13) and prints the
   build/release/examples/minigrad-decoder-reference --out /tmp/decoder
   /usr/bin/python3 scripts/compare-decoder-with-pytorch.py /tmp/decoder
 """
-import array
-import json
-import struct
 import sys
 
 import torch
 
-
-def load(path):
-    """A safetensors file of float64 tensors, read from the format's specification."""
-    raw = open(path, 'rb').read()
-    n = struct.unpack('<Q', raw[:8])[0]
-    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
-    out = {}
-    for name, entry in header.items():
-        if name == '__metadata__':
-            continue
-        if entry['dtype'] != 'F64':
-            sys.exit(f'{path}: {name} is {entry["dtype"]}, expected F64')
-        start, end = entry['data_offsets']
-        values = array.array('d')
-        values.frombytes(data[start:end])
-        out[name] = torch.tensor(values.tolist(), dtype=torch.float64).reshape(entry['shape'])
-    return out
+from safetensors_f64 import load
 
 
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else 'out/decoder-reference'
     worst = 0.0
     for variant in ('post', 'pre'):
-        t = load(f'{folder}/decoder_{variant}.safetensors')
+        t, _ = load(f'{folder}/decoder_{variant}.safetensors')
         layer = torch.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True,
                                                  norm_first=variant == 'pre').double().eval()
         # minigrad's names -> PyTorch's: W_q, W_k, W_v stacked into in_proj, W_o is out_proj

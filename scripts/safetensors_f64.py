@@ -1,0 +1,27 @@
+"""Reading the float64 safetensors files that minigrad's reference programs write, for the scripts that
+compare them with PyTorch (compare-decoder-with-pytorch.py, compare-conv-with-pytorch.py)."""
+import array
+import json
+import struct
+import sys
+
+import torch
+
+
+def load(path):
+    """The tensors of a safetensors file of float64 tensors, and its metadata, read from the format's
+    specification: an 8-byte little-endian header length, the JSON header, the data."""
+    raw = open(path, 'rb').read()
+    n = struct.unpack('<Q', raw[:8])[0]
+    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
+    out = {}
+    for name, entry in header.items():
+        if name == '__metadata__':
+            continue
+        if entry['dtype'] != 'F64':
+            sys.exit(f'{path}: {name} is {entry["dtype"]}, expected F64')
+        start, end = entry['data_offsets']
+        values = array.array('d')
+        values.frombytes(data[start:end])
+        out[name] = torch.tensor(values.tolist(), dtype=torch.float64).reshape(entry['shape'])
+    return out, header.get('__metadata__', {})
