@@ -42,13 +42,12 @@ VariableGrads scaled_dot_product_attention_backward(const Variable& g, const Var
                                                     const Variable& v, const Tensor& weights,
                                                     const AttentionMask& mask, double scale, double p,
                                                     uint64_t seed, std::array<bool, 3> needs) {
-  const bool scores_need_grad = needs[0] || needs[1];
-  const bool records = GradMode::is_enabled() && (g.requires_grad() || (q.defined() && q.requires_grad()) ||
-                                                  (k.defined() && k.requires_grad()) || v.requires_grad());
   auto drop = [&](const Variable& x) { return p > 0 ? dropout_with_seed(x, p, seed) : x; };
-  if (!scores_need_grad) {  // only V needs a gradient, and the weights are a constant: dV = Pdᵀ·dO
+  if (!needs[0] && !needs[1]) {  // only V needs a gradient, and the weights are a constant: dV = Pdᵀ·dO
     return {Variable(), Variable(), matmul(transpose(drop(Variable(weights)), -1, -2), g)};
   }
+  const bool records = GradMode::is_enabled() &&
+                       (g.requires_grad() || q.requires_grad() || k.requires_grad() || v.requires_grad());
   if (!records) {  // the fused kernel
     AttentionGradients grads =
         attention_backward(g.data(), q.data(), k.data(), v.data(), weights, scale, p, seed, needs);

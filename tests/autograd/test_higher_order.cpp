@@ -398,4 +398,16 @@ BOOST_AUTO_TEST_CASE(anomaly_mode_catches_a_nan_made_by_a_backward) {
   BOOST_TEST(std::isinf(x.grad().to_vector<double>()[0]));
 }
 
+BOOST_AUTO_TEST_CASE(attention_gradients_with_a_graph_for_the_values_alone) {
+  // Only V requires grad and the upstream gradient is a constant: the weights are a constant too, and
+  // dV = Pᵀ·g needs neither Q nor K (which were not saved).
+  Generator gen(9);
+  const Variable q(Tensor::normal({1, 2, 3}, 0, 1, F64, &gen)), k(Tensor::normal({1, 4, 3}, 0, 1, F64, &gen));
+  const Variable v(Tensor::normal({1, 4, 2}, 0, 1, F64, &gen), true);
+  const Variable y = scaled_dot_product_attention(q, k, v).output;
+  const Variable dv = grad({sum(y)}, {v}, {}, {.create_graph = true})[0];
+  const Variable plain = grad({sum(scaled_dot_product_attention(q, k, v).output)}, {v})[0];
+  expect_close(dv.data(), plain.data().to_vector<double>(), 1e-12);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
