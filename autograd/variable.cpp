@@ -31,7 +31,7 @@ void Variable::set_data(Tensor data) const {
         "set_data", "a value that requires grad must be float, got " + std::string(dtype_name(data.dtype())));
   }
   impl_->data = std::move(data);
-  impl_->extras.reset();
+  zero_grad();  // the gradient goes; the name stays
 }
 
 const Tensor& Variable::grad() const {

@@ -41,4 +41,14 @@ BOOST_AUTO_TEST_CASE(a_variable_prints_its_value_and_where_it_came_from) {
   BOOST_TEST(constant_text.str() == "tensor([1.], shape=[1], dtype=float64)");
 }
 
+BOOST_AUTO_TEST_CASE(set_data_drops_the_gradient_and_keeps_the_name) {
+  const Variable w = leaf({1, 2}, {2});
+  w.set_name("w");
+  sum(w * w).backward();
+  BOOST_TEST(w.grad().defined());
+  w.set_data(Tensor::from_values({3, 4}, {2}, DType::Float64));
+  BOOST_TEST(!w.grad().defined());
+  BOOST_TEST(w.name() == "w");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
