@@ -117,7 +117,7 @@ Variable fold1d(const Variable& cols, int64_t length, const Conv1dGeometry& g) {
 }
 
 Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias,
-                const Conv1dOptions& options) {
+                const Conv1dFuncOptions& options) {
   if (!x.defined() || !weight.defined()) throw ValueError("conv1d", "an operand is undefined");
   const std::string shapes = "input " + x.shape().str() + ", weight " + weight.shape().str() +
                              (bias.defined() ? ", bias " + bias.shape().str() : std::string());

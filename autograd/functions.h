@@ -116,7 +116,7 @@ AttentionResult scaled_dot_product_attention(const Variable& queries, const Vari
                                              const Variable& values, const AttentionOptions& options = {});
 
 // ---- convolution ----
-struct Conv1dOptions {
+struct Conv1dFuncOptions {  // the function's options; nn::Conv1dOptions are the layer's
   int64_t stride = 1;
   int64_t padding = 0;        // zeros on both sides
   bool padding_same = false;  // instead: the output as long as the input (PyTorch's padding='same', stride 1)
@@ -126,7 +126,7 @@ struct Conv1dOptions {
 // PyTorch's F.conv1d: x (N, C_in, L), weight (C_out, C_in/groups, K), bias (C_out) or undefined ->
 // (N, C_out, L_out) with L_out = (L + 2·padding - dilation·(K-1) - 1) / stride + 1.
 Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias,
-                const Conv1dOptions& options = {});
+                const Conv1dFuncOptions& options = {});
 
 // The windows a convolution reads: column t of channel c, offset k is x[c, t·stride + k·dilation -
 // pad_left], 0 outside the sequence.
