@@ -37,14 +37,14 @@ void run_backward(const Variable& root, const Tensor& grad, BackwardOptions opti
   if (!options.create_graph) {
     NoGradGuard no_grad;  // the backward functions compute and record nothing
     if (!root_impl.grad_fn) return accumulate_into_leaf(root_impl, Variable(seed));  // a leaf: the seed
-    detail::backpropagate({root_impl.grad_fn.get()}, {Variable(seed)}, options.retain_graph,
-                          {.leaf = accumulate_into_leaf});
+    detail::backpropagate({root_impl.grad_fn.get()}, {detail::whole_output_gradient(root_impl, Variable(seed))},
+                          options.retain_graph, {.leaf = accumulate_into_leaf});
     return;
   }
   GradModeGuard grad_mode(true);  // the backward functions record their ops
   if (!root_impl.grad_fn) return accumulate_into_leaf_with_graph(root_impl, Variable(seed));
-  detail::backpropagate({root_impl.grad_fn.get()}, {Variable(seed)}, /*retain_graph=*/true,
-                        {.leaf = accumulate_into_leaf_with_graph});
+  detail::backpropagate({root_impl.grad_fn.get()}, {detail::whole_output_gradient(root_impl, Variable(seed))},
+                        /*retain_graph=*/true, {.leaf = accumulate_into_leaf_with_graph});
 }
 
 namespace detail {
@@ -146,6 +146,19 @@ void check_gradients(const Node& node, const VariableGrads& grads) {
   }
 }
 
+// Adds a consumer's gradient for one part of a node's output (an unbind piece) into the gradient waiting
+// at that node. Recording (create_graph), the part is placed in zeros and added out of place. Otherwise
+// it is added in place into a buffer of the whole output that this pass owns (`owned`), allocated by the
+// first part to arrive: n steps of a sequence then cost one whole-sized buffer, not n of them.
+void add_part_into(Variable& total, char& owned, const Node& node, OutputPart part, const Variable& g) {
+  if (GradMode::is_enabled()) return add_into(total, select_backward(g, node.output_shape, part.dim, part.index));
+  if (!owned) {  // `total` may be another handle's tensor (add_into keeps gradients as they come)
+    total = Variable(total.defined() ? total.data().clone() : Tensor::zeros(node.output_shape, node.output_dtype));
+    owned = 1;
+  }
+  total.data().select(part.dim, part.index).add_(g.data());
+}
+
 }  // namespace
 
 // Steps 1 to 3.
@@ -153,6 +166,7 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
                    const Sinks& sinks) {
   const Order order = topological_order(roots);
   std::vector<Variable> grads(order.slot_of.size());  // the gradient waiting at each node's output
+  std::vector<char> owned(order.slot_of.size(), 0);   // whether that gradient is this pass's own buffer
   for (size_t r = 0; r < roots.size(); ++r) add_into(grads[order.slot_of.at(roots[r])], std::move(seeds[r]));
 
   for (auto it = order.post_order.rbegin(); it != order.post_order.rend(); ++it) {
@@ -175,7 +189,14 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
       const Edge& edge = node.inputs[i];
       if (!input_grads[i].defined()) continue;
       if (edge.leaf) sinks.leaf(*edge.leaf, std::move(input_grads[i]));
-      if (edge.node) add_into(grads[order.slot_of.at(edge.node.get())], std::move(input_grads[i]));
+      if (!edge.node) continue;
+      const size_t slot = order.slot_of.at(edge.node.get());
+      if (edge.part.whole()) {
+        owned[slot] = grads[slot].defined();  // a sum is a new buffer; a first gradient is the caller's
+        add_into(grads[slot], std::move(input_grads[i]));
+      } else {
+        add_part_into(grads[slot], owned[slot], *edge.node, edge.part, input_grads[i]);
+      }
     }
     if (!retain_graph) node.release();
   }
@@ -184,6 +205,11 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
 // Out of place: `g` may be shared with another input's gradient (add hands the same one to both inputs).
 void add_into(Variable& total, Variable g) {
   total = total.defined() ? add(total, g) : std::move(g);
+}
+
+Variable whole_output_gradient(const VariableImpl& value, Variable g) {
+  if (value.part.whole()) return g;
+  return select_backward(g, value.grad_fn->output_shape, value.part.dim, value.part.index);
 }
 
 Tensor seed_for(const Variable& root, const Tensor& grad) {

@@ -28,6 +28,9 @@ Tensor seed_for(const Variable& root, const Tensor& grad);
 void check_root(const Variable& root);
 // The gradient waiting at a node receives one more consumer's share (out of place).
 void add_into(Variable& total, Variable g);
+// A gradient for `value` as a gradient for its node's whole output: itself, or, for a part of the output
+// (unbind's pieces), zeros with g in that part.
+Variable whole_output_gradient(const VariableImpl& value, Variable g);
 
 }  // namespace detail
 

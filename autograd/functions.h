@@ -4,7 +4,8 @@
 //   arithmetic.cpp  add sub mul div neg, scalar forms, pow
 //   unary.cpp       exp log sqrt tanh sigmoid relu gelu
 //   matmul.cpp      matmul linear
-//   shape_ops.cpp   reshape transpose permute slice concat unsqueeze squeeze expand sum_to
+//   shape_ops.cpp   reshape transpose permute slice select unbind concat unsqueeze squeeze expand
+//                   sum_to
 //   reduce_ops.cpp  sum mean max
 //   softmax_ops.cpp softmax log_softmax masked_fill
 //   embedding.cpp   embedding          dropout.cpp  dropout
@@ -64,6 +65,13 @@ Variable reshape(const Variable& x, const Shape& shape);
 Variable transpose(const Variable& x, int64_t dim0, int64_t dim1);
 Variable permute(const Variable& x, const Shape& dims);
 Variable slice(const Variable& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+// x's slice at `index` along `dim`, that dimension removed (x[index] for dim 0).
+Variable select(const Variable& x, int64_t dim, int64_t index);
+// Every slice of x along `dim`, as PyTorch's unbind: a (T, N, H) sequence as T steps of (N, H). The steps
+// are parts of one node's output, so their gradients cost one buffer of x's shape, not T of them.
+std::vector<Variable> unbind(const Variable& x, int64_t dim = 0);
+// The gradient of select: zeros of shape `from` with g at `index` along `dim`.
+Variable select_backward(const Variable& g, const Shape& from, int64_t dim, int64_t index);
 Variable concat(const std::vector<Variable>& xs, int64_t dim);
 Variable unsqueeze(const Variable& x, int64_t dim);
 Variable squeeze(const Variable& x, int64_t dim);

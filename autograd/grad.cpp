@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "autograd/engine.h"
+#include "autograd/functions.h"
 
 namespace minigrad {
 
@@ -50,7 +51,10 @@ std::vector<Variable> grad(const std::vector<Variable>& outputs, const std::vect
   auto deliver = [&](const void* key, const Variable& g) {
     auto it = wanted.find(key);
     if (it == wanted.end()) return;
-    for (size_t i : it->second) detail::add_into(found[i], g);
+    for (size_t i : it->second) {
+      const OutputPart part = inputs[i].impl()->part;  // a piece of unbind takes its part of the node's gradient
+      detail::add_into(found[i], part.whole() ? g : select(g, part.dim, part.index));
+    }
   };
 
   std::vector<Node*> roots;
@@ -64,7 +68,7 @@ std::vector<Variable> grad(const std::vector<Variable>& outputs, const std::vect
       deliver(outputs[k].impl().get(), seed);
     } else {
       roots.push_back(outputs[k].grad_fn().get());
-      seeds.push_back(std::move(seed));
+      seeds.push_back(detail::whole_output_gradient(*outputs[k].impl(), std::move(seed)));
     }
   }
   if (!roots.empty()) {

@@ -78,10 +78,13 @@ Variable connect(std::shared_ptr<Node> node, const char* op, Tensor output,
   node->inputs.reserve(inputs.size());
   for (const Variable& v : inputs) {
     const std::shared_ptr<VariableImpl>& impl = v.impl();
-    Edge edge{nullptr, nullptr, impl->data.shape(), impl->data.dtype()};
+    Edge edge;
+    edge.shape = impl->data.shape();
+    edge.dtype = impl->data.dtype();
     if (impl->requires_grad) {
       if (impl->grad_fn) {
         edge.node = impl->grad_fn;
+        edge.part = impl->part;
       } else {
         edge.leaf = impl;
       }

@@ -42,6 +42,7 @@ struct Edge {
   std::shared_ptr<VariableImpl> leaf;
   Shape shape;  // the input's shape: backward checks each gradient against it
   DType dtype = DType::Float32;
+  OutputPart part;  // the input is this part of node's output (unbind's pieces); usually the whole
   bool needs_grad() const { return node || leaf; }
 };
 
@@ -61,7 +62,8 @@ class NeedsGrad {
 using VariableGrads = std::vector<Variable>;  // what a backward function returns: one per input
 using Grads = std::vector<Tensor>;            // the same, from a first-order-only backward on Tensors
 
-// One recorded op: its name, its inputs' edges, and its backward function. A node has one output.
+// One recorded op: its name, its inputs' edges, and its backward function. A node has one output
+// (unbind's pieces are parts of it: OutputPart).
 struct Node : std::enable_shared_from_this<Node> {
   const char* op = "";
   std::vector<Edge> inputs;

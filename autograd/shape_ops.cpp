@@ -1,5 +1,6 @@
 // Ops that move elements without changing them. Their backward moves the gradient back: the inverse
-// view, or a zero tensor with the gradient written into the part that was taken (slice_backward).
+// view, or a zero tensor with the gradient written into the part that was taken (slice_backward,
+// select_backward).
 #include "autograd/functions.h"
 #include "tensor/ops.h"
 
@@ -66,6 +67,42 @@ Variable slice(const Variable& x, int64_t dim, int64_t start, int64_t end, int64
                 [from = x.shape(), dim, start, end, step](const Variable& g, NeedsGrad) -> VariableGrads {
                   return {slice_backward(g, from, dim, start, end, step)};
                 });
+}
+
+Variable select_backward(const Variable& g, const Shape& from, int64_t dim, int64_t index) {
+  Tensor gx = Tensor::zeros(from, g.dtype());
+  gx.select(dim, index).copy_(g.data());
+  return record("select_backward", gx, {g}, [dim, index](const Variable& gg, NeedsGrad) -> VariableGrads {
+    return {select(gg, dim, index)};
+  });
+}
+
+Variable select(const Variable& x, int64_t dim, int64_t index) {
+  return record("select", x.data().select(dim, index), {x},
+                [from = x.shape(), dim, index](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {select_backward(g, from, dim, index)};
+                });
+}
+
+std::vector<Variable> unbind(const Variable& x, int64_t dim) {
+  if (!x.defined()) throw ValueError("unbind", "the Variable is undefined");
+  const int d = normalize_dim("unbind", dim, x.rank());
+  // One node whose output is x itself; each piece is a part of that output (OutputPart), so the engine
+  // adds the pieces' gradients into one buffer of x's shape, and this node passes it on unchanged.
+  const Variable whole = record("unbind", x.data(), {x},
+                                [](const Variable& g, NeedsGrad) -> VariableGrads { return {g}; });
+  std::vector<Variable> pieces;
+  pieces.reserve(static_cast<size_t>(x.shape()[d]));
+  for (int64_t i = 0; i < x.shape()[d]; ++i) {
+    Variable piece(whole.data().select(d, i));
+    if (whole.requires_grad()) {
+      piece.impl()->requires_grad = true;
+      piece.impl()->grad_fn = whole.grad_fn();
+      piece.impl()->part = {d, i};
+    }
+    pieces.push_back(std::move(piece));
+  }
+  return pieces;
 }
 
 Variable concat(const std::vector<Variable>& xs, int64_t dim) {

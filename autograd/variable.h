@@ -24,6 +24,15 @@ namespace minigrad {
 
 struct Node;
 
+// Which part of its node's output a Variable is. Most ops have one output and a Variable is all of it;
+// unbind's pieces are the slices at `index` along `dim` of one node's output, so that a sequence split
+// into n steps is one node, and the steps' gradients fill one buffer instead of n whole-sized ones.
+struct OutputPart {
+  int dim = -1;  // -1: the whole output
+  int64_t index = 0;
+  bool whole() const { return dim < 0; }
+};
+
 // What a Variable handle points at.
 struct VariableImpl {
   VariableImpl() = default;
@@ -31,6 +40,7 @@ struct VariableImpl {
 
   Tensor data;
   std::shared_ptr<Node> grad_fn;  // the op that produced this value; null for leaves
+  OutputPart part;                // which part of grad_fn's output this value is
   bool requires_grad = false;
 
   // What only some Variables have: a leaf's gradient, and a name. Every op's result is a VariableImpl,

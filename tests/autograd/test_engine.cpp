@@ -91,6 +91,26 @@ BOOST_AUTO_TEST_CASE(a_leaf_never_keeps_a_gradient_that_someone_else_holds) {
   expect_equal(table.grad(), {6, 6, 0, 0, 3, 3});
 }
 
+BOOST_AUTO_TEST_CASE(unbind_pieces_send_their_gradients_to_their_rows) {
+  // x (3, 2) split into rows r0, r1, r2; y = sum(r0·r2) + sum(r2): dy/dr0 = r2, dy/dr1 = 0, dy/dr2 = r0 + 1
+  Variable x = leaf({1, 2, 3, 4, 5, 6}, {3, 2});
+  const std::vector<Variable> rows = unbind(x, 0);
+  BOOST_TEST(rows.size() == 3u);
+  expect_equal(rows[1].data(), {3, 4});
+  sum(rows[0] * rows[2] + rows[2]).backward();
+  expect_equal(x.grad(), {5, 6, 0, 0, 2, 3});
+
+  // A piece as the root, and as an input of grad(): its gradient lands in its own row only.
+  Variable x2 = leaf({1, 2, 3, 4}, {2, 2});
+  const std::vector<Variable> columns = unbind(x2 * 1.0, 1);
+  Tensor upstream = Tensor::from_values({7, 8}, {2}, F64);
+  columns[1].backward(upstream, {.retain_graph = true});
+  expect_equal(x2.grad(), {0, 7, 0, 8});
+  expect_equal(upstream, {7, 8});  // the caller's gradient is not written into
+  const std::vector<Variable> g = grad({sum(columns[0] * 3.0)}, {columns[0]});
+  expect_equal(g[0].data(), {3, 3});
+}
+
 BOOST_AUTO_TEST_CASE(the_graph_is_freed_after_backward_unless_retained) {
   Variable x = leaf({1, 2}, {2});
   Variable y = sum(exp(x));

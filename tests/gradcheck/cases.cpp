@@ -279,6 +279,21 @@ std::vector<GradcheckCase> build() {
       },
       [](In x) { return slice(transpose(x[0], 0, 1), 1, 1, 5, 2) * 2.0; });
   add_case(
+      "select",
+      [](Generator& g) {
+        return Inputs{normal(g, {size_in(g, 2, 4), 3})};
+      },
+      [](In x) { return select(x[0], 1, 2) * 2.0; });
+  add_case(
+      "unbind (pieces used unevenly, one twice, one not at all)",
+      [](Generator& g) {
+        return Inputs{normal(g, {4, size_in(g, 1, 3), 2})};
+      },
+      [](In x) {
+        const std::vector<Variable> steps = unbind(x[0], 0);  // 4 x (N, 2)
+        return concat({steps[0] * steps[1], steps[3] * 3.0, steps[0]}, 1) + sum(x[0]);
+      });
+  add_case(
       "concat",
       [](Generator& g) {
         return Inputs{normal(g, {2, size_in(g, 1, 3)}), normal(g, {2, size_in(g, 1, 3)})};
