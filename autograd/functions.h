@@ -4,8 +4,8 @@
 //   arithmetic.cpp  add sub mul div neg, scalar forms, pow
 //   unary.cpp       exp log sqrt tanh sigmoid relu gelu
 //   matmul.cpp      matmul linear
-//   shape_ops.cpp   reshape transpose permute slice select unbind concat unsqueeze squeeze expand
-//                   sum_to
+//   shape_ops.cpp   reshape transpose permute slice select unbind concat stack unsqueeze squeeze
+//                   expand sum_to
 //   reduce_ops.cpp  sum mean max
 //   softmax_ops.cpp softmax log_softmax masked_fill
 //   embedding.cpp   embedding          dropout.cpp  dropout
@@ -73,6 +73,8 @@ std::vector<Variable> unbind(const Variable& x, int64_t dim = 0);
 // The gradient of select: zeros of shape `from` with g at `index` along `dim`.
 Variable select_backward(const Variable& g, const Shape& from, int64_t dim, int64_t index);
 Variable concat(const std::vector<Variable>& xs, int64_t dim);
+// Variables of one shape joined along a new dimension `dim` (T steps of (N, H) as (T, N, H) for dim 0).
+Variable stack(const std::vector<Variable>& xs, int64_t dim = 0);
 Variable unsqueeze(const Variable& x, int64_t dim);
 Variable squeeze(const Variable& x, int64_t dim);
 // x repeated along broadcast dimensions to `shape` (NumPy rules); the gradient is summed back.

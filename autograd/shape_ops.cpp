@@ -128,6 +128,23 @@ Variable concat(const std::vector<Variable>& xs, int64_t dim) {
                 });
 }
 
+Variable stack(const std::vector<Variable>& xs, int64_t dim) {
+  if (xs.empty()) throw ValueError("stack", "needs at least one Variable");
+  std::vector<Tensor> data;
+  for (const Variable& x : xs) {
+    if (!x.defined()) throw ValueError("stack", "an input Variable is undefined");
+    if (x.shape() != xs[0].shape()) {
+      throw ShapeError("stack", "expects Variables of one shape, got " + xs[0].shape().str() + " and " +
+                                    x.shape().str());
+    }
+  }
+  const int d = normalize_dim("stack", dim, xs[0].rank() + 1);
+  for (const Variable& x : xs) data.push_back(x.data().unsqueeze(d));
+  // The adjoint of stacking is splitting: input i's gradient is the slice at i along d.
+  return record("stack", concat(data, d), std::span<const Variable>(xs),
+                [d](const Variable& g, NeedsGrad) -> VariableGrads { return unbind(g, d); });
+}
+
 Variable unsqueeze(const Variable& x, int64_t dim) {
   return record(
       "unsqueeze", x.data().unsqueeze(dim), {x},

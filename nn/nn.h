@@ -13,4 +13,5 @@
 #include "nn/module.h"
 #include "nn/module_list.h"
 #include "nn/positional_encoding.h"
+#include "nn/recurrent.h"
 #include "nn/transformer.h"

@@ -302,6 +302,13 @@ std::vector<GradcheckCase> build() {
         return concat({x[0], x[1], x[0]}, 1);
       });
   add_case(
+      "stack (the last dimension)",
+      [](Generator& g) {
+        const int64_t n = size_in(g, 1, 3);
+        return Inputs{normal(g, {2, n}), normal(g, {2, n})};
+      },
+      [](In x) { return stack({x[0], x[1], x[0]}, -1); });
+  add_case(
       "unsqueeze, squeeze",
       [](Generator& g) {
         return Inputs{normal(g, {size_in(g, 2, 4), 3})};
