@@ -37,8 +37,9 @@ void run_backward(const Variable& root, const Tensor& grad, BackwardOptions opti
   if (!options.create_graph) {
     NoGradGuard no_grad;  // the backward functions compute and record nothing
     if (!root_impl.grad_fn) return accumulate_into_leaf(root_impl, Variable(seed));  // a leaf: the seed
-    detail::backpropagate({root_impl.grad_fn.get()}, {detail::whole_output_gradient(root_impl, Variable(seed))},
-                          options.retain_graph, {.leaf = accumulate_into_leaf});
+    detail::backpropagate({root_impl.grad_fn.get()},
+                          {detail::whole_output_gradient(root_impl, Variable(seed))}, options.retain_graph,
+                          {.leaf = accumulate_into_leaf});
     return;
   }
   GradModeGuard grad_mode(true);  // the backward functions record their ops
@@ -151,9 +152,11 @@ void check_gradients(const Node& node, const VariableGrads& grads) {
 // it is added in place into a buffer of the whole output that this pass owns (`owned`), allocated by the
 // first part to arrive: n steps of a sequence then cost one whole-sized buffer, not n of them.
 void add_part_into(Variable& total, char& owned, const Node& node, OutputPart part, const Variable& g) {
-  if (GradMode::is_enabled()) return add_into(total, select_backward(g, node.output_shape, part.dim, part.index));
+  if (GradMode::is_enabled())
+    return add_into(total, select_backward(g, node.output_shape, part.dim, part.index));
   if (!owned) {  // `total` may be another handle's tensor (add_into keeps gradients as they come)
-    total = Variable(total.defined() ? total.data().clone() : Tensor::zeros(node.output_shape, node.output_dtype));
+    total = Variable(total.defined() ? total.data().clone()
+                                     : Tensor::zeros(node.output_shape, node.output_dtype));
     owned = 1;
   }
   total.data().select(part.dim, part.index).add_(g.data());

@@ -52,7 +52,8 @@ std::vector<Variable> grad(const std::vector<Variable>& outputs, const std::vect
     auto it = wanted.find(key);
     if (it == wanted.end()) return;
     for (size_t i : it->second) {
-      const OutputPart part = inputs[i].impl()->part;  // a piece of unbind takes its part of the node's gradient
+      const OutputPart part =
+          inputs[i].impl()->part;  // a piece of unbind takes its part of the node's gradient
       detail::add_into(found[i], part.whole() ? g : select(g, part.dim, part.index));
     }
   };

@@ -89,8 +89,8 @@ std::vector<Variable> unbind(const Variable& x, int64_t dim) {
   const int d = normalize_dim("unbind", dim, x.rank());
   // One node whose output is x itself; each piece is a part of that output (OutputPart), so the engine
   // adds the pieces' gradients into one buffer of x's shape, and this node passes it on unchanged.
-  const Variable whole = record("unbind", x.data(), {x},
-                                [](const Variable& g, NeedsGrad) -> VariableGrads { return {g}; });
+  const Variable whole =
+      record("unbind", x.data(), {x}, [](const Variable& g, NeedsGrad) -> VariableGrads { return {g}; });
   std::vector<Variable> pieces;
   pieces.reserve(static_cast<size_t>(x.shape()[d]));
   for (int64_t i = 0; i < x.shape()[d]; ++i) {
@@ -134,8 +134,8 @@ Variable stack(const std::vector<Variable>& xs, int64_t dim) {
   for (const Variable& x : xs) {
     if (!x.defined()) throw ValueError("stack", "an input Variable is undefined");
     if (x.shape() != xs[0].shape()) {
-      throw ShapeError("stack", "expects Variables of one shape, got " + xs[0].shape().str() + " and " +
-                                    x.shape().str());
+      throw ShapeError(
+          "stack", "expects Variables of one shape, got " + xs[0].shape().str() + " and " + x.shape().str());
     }
   }
   const int d = normalize_dim("stack", dim, xs[0].rank() + 1);

@@ -9,7 +9,9 @@ namespace minigrad::nn {
 
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
+std::string str(int64_t v) {
+  return std::to_string(v);
+}
 
 }  // namespace
 
@@ -75,7 +77,7 @@ struct RecurrentBase::Run {
     Variable projected = linear(x, w.weight_ih, w.bias_ih);
     if (cell != Cell::GRU && w.bias_hh.defined()) projected = projected + w.bias_hh;
     const std::vector<Variable> steps = unbind(projected, 0);  // L x (N, gates·H)
-    const Variable w_hh_t = transpose(w.weight_hh, 0, 1);     // (H, gates·H)
+    const Variable w_hh_t = transpose(w.weight_hh, 0, 1);      // (H, gates·H)
     const int64_t length = x.shape()[0];
     std::vector<Variable> outputs(static_cast<size_t>(length));
     for (int64_t s = 0; s < length; ++s) {
@@ -114,7 +116,7 @@ struct RecurrentBase::Run {
         return {n + z * (h - n), Variable()};  // (1 − z) ⊙ n + z ⊙ h
       }
       case Cell::LSTM: {
-        const Variable gates = x_part + hh;    // (N, 4H): i, f, g, o
+        const Variable gates = x_part + hh;   // (N, 4H): i, f, g, o
         const Variable sig = sigmoid(gates);  // one call for i, f and o; its g part goes unused
         const Variable i = slice(sig, 1, 0, H), f = slice(sig, 1, H, 2 * H), o = slice(sig, 1, 3 * H, 4 * H);
         const Variable g = tanh(slice(gates, 1, 2 * H, 3 * H));
@@ -150,7 +152,8 @@ std::vector<Tensor> active_steps(const std::string& layer, const Tensor& valid_l
     shortest = std::min(shortest, len);
   }
   // step < length of each sequence, broadcast (L, 1, 1) against (1, N, 1)
-  const Tensor running = lt(Tensor::arange(length).reshape({length, 1, 1}), lens.reshape({1, n, 1})).to(x.dtype());
+  const Tensor running =
+      lt(Tensor::arange(length).reshape({length, 1, 1}), lens.reshape({1, n, 1})).to(x.dtype());
   for (int64_t t = shortest; t < length; ++t) active[static_cast<size_t>(t)] = running.select(0, t);
   return active;
 }
@@ -172,9 +175,10 @@ RecurrentOutput RecurrentBase::forward(const Variable& input, const RecurrentSta
   const std::string layer = name();
   const char* layout = options.batch_first ? "(N, L, " : "(L, N, ";
   if (!input.defined() || input.rank() != 3 || input.shape()[2] != options.input_size || input.numel() == 0) {
-    throw ShapeError(layer, "expects input " + std::string(layout) + str(options.input_size) +
-                                ") with L and N at least 1, got " +
-                                (input.defined() ? input.shape().str() : std::string("an undefined Variable")));
+    throw ShapeError(layer,
+                     "expects input " + std::string(layout) + str(options.input_size) +
+                         ") with L and N at least 1, got " +
+                         (input.defined() ? input.shape().str() : std::string("an undefined Variable")));
   }
   const Variable x = options.batch_first ? transpose(input, 0, 1) : input;  // (L, N, in)
   const int64_t n = x.shape()[1], h = options.hidden_size, layers = options.num_layers;

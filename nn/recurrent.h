@@ -34,8 +34,9 @@ struct RNNOptions {
   int64_t num_layers = 1;
   Nonlinearity nonlinearity = Nonlinearity::Tanh;  // RNN only; GRU and LSTM refuse ReLU
   bool bias = true;
-  bool batch_first = false;  // input and output (N, L, ·) instead of (L, N, ·); the states stay (layers, N, H)
-  double dropout = 0;        // on each layer's output but the last, in training mode
+  bool batch_first =
+      false;           // input and output (N, L, ·) instead of (L, N, ·); the states stay (layers, N, H)
+  double dropout = 0;  // on each layer's output but the last, in training mode
   bool bidirectional = false;
   // Where the initial weights and the dropout masks are drawn from; nullptr: this thread's default
   // generator. Not owned.
@@ -47,6 +48,9 @@ using LSTMOptions = RNNOptions;
 // The state a recurrent layer starts from: h0 (num_layers · directions, N, H), and c0 likewise for an
 // LSTM. Undefined: zeros.
 struct RecurrentState {
+  RecurrentState() = default;
+  RecurrentState(Variable h0, Variable c0 = {})
+      : h(std::move(h0)), c(std::move(c0)) {}  // NOLINT: {h0} reads well
   Variable h;
   Variable c;
 };

@@ -6,41 +6,35 @@ difference of the outputs and of every gradient. Exits 1 if any exceeds 1e-10.
   build/release/examples/minigrad-conv-reference --out /tmp/conv
   /usr/bin/python3 scripts/compare-conv-with-pytorch.py /tmp/conv
 """
-import glob
 import sys
 
 import torch
 
-from safetensors_f64 import load
+from safetensors_f64 import compare_files, load
+
+
+def run(path):
+    t, m = load(path)
+    padding = m['padding'] if m['padding'] == 'same' else int(m['padding'])
+    layer = torch.nn.Conv1d(int(m['in_channels']), int(m['out_channels']), int(m['kernel_size']),
+                            stride=int(m['stride']), padding=padding, dilation=int(m['dilation']),
+                            groups=int(m['groups']), bias=m['bias'] == '1').double()
+    state = {'weight': t['weight']}
+    if m['bias'] == '1':
+        state['bias'] = t['bias']
+    layer.load_state_dict(state)
+    x = t['x'].clone().requires_grad_(True)
+    y = layer(x)
+    y.backward(t['v'])
+    diffs = {'y': (y - t['y']).abs().max().item(), 'x.grad': (x.grad - t['x.grad']).abs().max().item()}
+    for name, p in layer.named_parameters():
+        diffs[f'{name}.grad'] = (p.grad - t[f'{name}.grad']).abs().max().item()
+    return diffs
 
 
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else 'out/conv-reference'
-    files = sorted(glob.glob(f'{folder}/conv1d_*.safetensors'))
-    if not files:
-        sys.exit(f'no conv1d_*.safetensors in {folder}: run minigrad-conv-reference --out {folder} first')
-    worst = 0.0
-    for path in files:
-        t, m = load(path)
-        padding = m['padding'] if m['padding'] == 'same' else int(m['padding'])
-        layer = torch.nn.Conv1d(int(m['in_channels']), int(m['out_channels']), int(m['kernel_size']),
-                                stride=int(m['stride']), padding=padding, dilation=int(m['dilation']),
-                                groups=int(m['groups']), bias=m['bias'] == '1').double()
-        state = {'weight': t['weight']}
-        if m['bias'] == '1':
-            state['bias'] = t['bias']
-        layer.load_state_dict(state)
-        x = t['x'].clone().requires_grad_(True)
-        y = layer(x)
-        y.backward(t['v'])
-        diffs = {'y': (y - t['y']).abs().max().item(), 'x.grad': (x.grad - t['x.grad']).abs().max().item()}
-        for name, p in layer.named_parameters():
-            diffs[f'{name}.grad'] = (p.grad - t[f'{name}.grad']).abs().max().item()
-        case_worst = max(diffs.values())
-        worst = max(worst, case_worst)
-        print(f'{path}: max |minigrad - PyTorch| = {case_worst:.3g} '
-              f'({", ".join(f"{k} {v:.2g}" for k, v in diffs.items())})')
-    sys.exit(0 if worst < 1e-10 else 1)
+    compare_files(folder, 'conv1d_*.safetensors', 'minigrad-conv-reference', run)
 
 
 if __name__ == '__main__':

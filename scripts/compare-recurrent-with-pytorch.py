@@ -8,13 +8,12 @@ difference exceeds 1e-10.
   build/release/examples/minigrad-recurrent-reference --out /tmp/rnn
   /usr/bin/python3 scripts/compare-recurrent-with-pytorch.py /tmp/rnn
 """
-import glob
 import sys
 
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from safetensors_f64 import load
+from safetensors_f64 import compare_files, load
 
 
 def run(path):
@@ -60,18 +59,7 @@ def run(path):
 
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else 'out/recurrent-reference'
-    files = sorted(glob.glob(f'{folder}/recurrent_*.safetensors'))
-    if not files:
-        sys.exit(f'no recurrent_*.safetensors in {folder}: run minigrad-recurrent-reference --out {folder} first')
-    worst = 0.0
-    for path in files:
-        diffs = run(path)
-        case_worst = max(diffs.values())
-        worst = max(worst, case_worst)
-        largest = max(diffs, key=diffs.get)
-        print(f'{path}: max |minigrad - PyTorch| = {case_worst:.3g} over {len(diffs)} tensors '
-              f'(largest: {largest})')
-    sys.exit(0 if worst < 1e-10 else 1)
+    compare_files(folder, 'recurrent_*.safetensors', 'minigrad-recurrent-reference', run)
 
 
 if __name__ == '__main__':

@@ -1,6 +1,8 @@
 """Reading the float64 safetensors files that minigrad's reference programs write, for the scripts that
-compare them with PyTorch (compare-decoder-with-pytorch.py, compare-conv-with-pytorch.py)."""
+compare them with PyTorch (compare-decoder-with-pytorch.py, compare-conv-with-pytorch.py,
+compare-recurrent-with-pytorch.py), and the loop those scripts share."""
 import array
+import glob
 import json
 import struct
 import sys
@@ -25,3 +27,20 @@ def load(path):
         values.frombytes(data[start:end])
         out[name] = torch.tensor(values.tolist(), dtype=torch.float64).reshape(entry['shape'])
     return out, header.get('__metadata__', {})
+
+
+def compare_files(folder, pattern, program, compare, tolerance=1e-10):
+    """Runs compare(path) -> {tensor name: max |minigrad - PyTorch|} on every file of `folder` matching
+    `pattern` (written by minigrad's `program`), prints each file's largest difference, and exits 1 if
+    any exceeds `tolerance`."""
+    files = sorted(glob.glob(f'{folder}/{pattern}'))
+    if not files:
+        sys.exit(f'no {pattern} in {folder}: run {program} --out {folder} first')
+    worst = 0.0
+    for path in files:
+        diffs = compare(path)
+        largest = max(diffs, key=diffs.get)
+        worst = max(worst, diffs[largest])
+        print(f'{path}: max |minigrad - PyTorch| = {diffs[largest]:.3g} over {len(diffs)} tensors '
+              f'(largest: {largest})')
+    sys.exit(0 if worst < tolerance else 1)

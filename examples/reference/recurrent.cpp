@@ -33,7 +33,9 @@ std::unique_ptr<nn::RecurrentBase> make_layer(const Case& c) {
   return std::make_unique<nn::RNN>(c.options);
 }
 
-Variable random_leaf(const Shape& shape) { return Variable(Tensor::normal(shape, 0, 1, F64), true); }
+Variable random_leaf(const Shape& shape) {
+  return Variable(Tensor::normal(shape, 0, 1, F64), true);
+}
 
 void write_case(const Case& c, const std::string& out) {
   manual_seed(11);
@@ -41,7 +43,8 @@ void write_case(const Case& c, const std::string& out) {
   layer->to(F64);
   const nn::RNNOptions& o = c.options;
   const int64_t directions = o.bidirectional ? 2 : 1;
-  const Shape x_shape = o.batch_first ? Shape{c.batch, c.length, o.input_size} : Shape{c.length, c.batch, o.input_size};
+  const Shape x_shape =
+      o.batch_first ? Shape{c.batch, c.length, o.input_size} : Shape{c.length, c.batch, o.input_size};
   const Shape state_shape{o.num_layers * directions, c.batch, o.hidden_size};
   const Variable x = random_leaf(x_shape);
   nn::RecurrentState initial;
@@ -49,10 +52,14 @@ void write_case(const Case& c, const std::string& out) {
     initial.h = random_leaf(state_shape);
     if (c.kind == "LSTM") initial.c = random_leaf(state_shape);
   }
-  const Tensor lens = c.lengths.empty() ? Tensor() : Tensor::from_values(std::vector<double>(c.lengths.begin(), c.lengths.end()), {c.batch}, DType::Int64);
+  const Tensor lens = c.lengths.empty()
+                          ? Tensor()
+                          : Tensor::from_values(std::vector<double>(c.lengths.begin(), c.lengths.end()),
+                                                {c.batch}, DType::Int64);
   const nn::RecurrentOutput r = layer->forward(x, initial, lens);
   // One scalar with a random upstream gradient for each result: Σ y·v + Σ h_n·v_h (+ Σ c_n·v_c).
-  const Tensor v = Tensor::normal(r.output.shape(), 0, 1, F64), v_h = Tensor::normal(r.h_n.shape(), 0, 1, F64);
+  const Tensor v = Tensor::normal(r.output.shape(), 0, 1, F64),
+               v_h = Tensor::normal(r.h_n.shape(), 0, 1, F64);
   Variable loss = sum(r.output * Variable(v)) + sum(r.h_n * Variable(v_h));
   Tensor v_c;
   if (r.c_n.defined()) {
@@ -101,20 +108,38 @@ void write_case(const Case& c, const std::string& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Write RNN, GRU and LSTM layers' weights, inputs, outputs and gradients for comparison with PyTorch."};
+  CLI::App app{
+      "Write RNN, GRU and LSTM layers' weights, inputs, outputs and gradients for comparison with PyTorch."};
   std::string out = "out/recurrent-reference";
   app.add_option("--out", out, "Folder for recurrent_*.safetensors")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   const std::vector<Case> cases = {
       {"rnn_tanh_initial_state", "RNN", {.input_size = 3, .hidden_size = 4}, 5, 2, {}, true},
-      {"rnn_relu_bidirectional_nobias_lengths", "RNN",
-       {.input_size = 3, .hidden_size = 4, .nonlinearity = nn::Nonlinearity::ReLU, .bias = false, .bidirectional = true},
-       6, 3, {6, 2, 4}, false},
-      {"gru_2layers_bidirectional_lengths", "GRU",
-       {.input_size = 3, .hidden_size = 5, .num_layers = 2, .bidirectional = true}, 6, 3, {3, 6, 1}, true},
-      {"lstm_2layers_bidirectional_batch_first_lengths", "LSTM",
+      {"rnn_relu_bidirectional_nobias_lengths",
+       "RNN",
+       {.input_size = 3,
+        .hidden_size = 4,
+        .nonlinearity = nn::Nonlinearity::ReLU,
+        .bias = false,
+        .bidirectional = true},
+       6,
+       3,
+       {6, 2, 4},
+       false},
+      {"gru_2layers_bidirectional_lengths",
+       "GRU",
+       {.input_size = 3, .hidden_size = 5, .num_layers = 2, .bidirectional = true},
+       6,
+       3,
+       {3, 6, 1},
+       true},
+      {"lstm_2layers_bidirectional_batch_first_lengths",
+       "LSTM",
        {.input_size = 4, .hidden_size = 3, .num_layers = 2, .batch_first = true, .bidirectional = true},
-       7, 3, {7, 4, 5}, true},
+       7,
+       3,
+       {7, 4, 5},
+       true},
       {"lstm_1layer", "LSTM", {.input_size = 2, .hidden_size = 6}, 4, 2, {}, false},
   };
   try {

@@ -285,7 +285,7 @@ std::vector<GradcheckCase> build() {
       },
       [](In x) { return select(x[0], 1, 2) * 2.0; });
   add_case(
-      "unbind (pieces used unevenly, one twice, one not at all)",
+      "unbind (steps used unevenly, twice, or not)",
       [](Generator& g) {
         return Inputs{normal(g, {4, size_in(g, 1, 3), 2})};
       },
@@ -307,7 +307,9 @@ std::vector<GradcheckCase> build() {
         const int64_t n = size_in(g, 1, 3);
         return Inputs{normal(g, {2, n}), normal(g, {2, n})};
       },
-      [](In x) { return stack({x[0], x[1], x[0]}, -1); });
+      [](In x) {
+        return stack({x[0], x[1], x[0]}, -1);
+      });
   add_case(
       "unsqueeze, squeeze",
       [](Generator& g) {
@@ -502,6 +504,41 @@ std::vector<GradcheckCase> build() {
     return layer_check(layer, {normal(g, {2, 4, size_in(g, 3, 6)})},
                        [layer](In x) { return layer->forward(x[0]); });
   });
+  // Recurrent layers: the output and the final states in one vector; inputs x, h0 (and c0), then the
+  // parameters. Lengths 4 and 2 of 4 steps: the second sequence's state must stop after its second step,
+  // and its reverse direction start there.
+  enum class Recurrent { RNN, GRU, LSTM };
+  auto recurrent_case = [&](std::string name, Recurrent kind, nn::RNNOptions options, bool lengths) {
+    add_layer(std::move(name), [kind, options, lengths](Generator& g) {
+      std::shared_ptr<nn::RecurrentBase> layer;
+      if (kind == Recurrent::RNN) layer = in_float64(std::make_shared<nn::RNN>(options));
+      if (kind == Recurrent::GRU) layer = in_float64(std::make_shared<nn::GRU>(options));
+      if (kind == Recurrent::LSTM) layer = in_float64(std::make_shared<nn::LSTM>(options));
+      const bool lstm = kind == Recurrent::LSTM;
+      const int64_t steps = 4, n = 2, states = options.num_layers * (options.bidirectional ? 2 : 1);
+      const Shape x_shape =
+          options.batch_first ? Shape{n, steps, options.input_size} : Shape{steps, n, options.input_size};
+      Inputs inputs{normal(g, x_shape), normal(g, {states, n, options.hidden_size})};
+      if (lstm) inputs.push_back(normal(g, {states, n, options.hidden_size}));
+      const Tensor lens = lengths ? Tensor::from_vector<int64_t>({4, 2}, {2}) : Tensor();
+      return layer_check(layer, inputs, [layer, lstm, lens](In x) {
+        const nn::RecurrentOutput r = layer->forward(x[0], {x[1], lstm ? x[2] : Variable()}, lens);
+        std::vector<Variable> parts{reshape(r.output, {-1}), reshape(r.h_n, {-1})};
+        if (lstm) parts.push_back(reshape(r.c_n, {-1}));
+        return concat(parts, 0);
+      });
+    });
+  };
+  recurrent_case("nn::RNN (tanh, initial state)", Recurrent::RNN, {.input_size = 3, .hidden_size = 2}, false);
+  recurrent_case(
+      "nn::RNN (relu, bidirectional, lengths 4 and 2)", Recurrent::RNN,
+      {.input_size = 2, .hidden_size = 3, .nonlinearity = nn::Nonlinearity::ReLU, .bidirectional = true},
+      true);
+  recurrent_case("nn::GRU (2 layers, bidirectional, lengths 4 and 2)", Recurrent::GRU,
+                 {.input_size = 2, .hidden_size = 2, .num_layers = 2, .bidirectional = true}, true);
+  recurrent_case(
+      "nn::LSTM (2 layers, both ways, batch_first, lengths)", Recurrent::LSTM,
+      {.input_size = 2, .hidden_size = 2, .num_layers = 2, .batch_first = true, .bidirectional = true}, true);
   add_layer("nn::Embedding", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::Embedding>(5, size_in(g, 2, 3)));
     return layer_check(layer, {}, [layer](In) {
