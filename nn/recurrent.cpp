@@ -110,16 +110,18 @@ struct RecurrentBase::Run {
         return {relu(x_part + hh), Variable()};
       case Cell::GRU: {
         if (w.bias_hh.defined()) hh = hh + w.bias_hh;
-        const Variable rz = sigmoid(slice(x_part, 1, 0, 2 * H) + slice(hh, 1, 0, 2 * H));  // (N, 2H)
-        const Variable r = slice(rz, 1, 0, H), z = slice(rz, 1, H, 2 * H);
-        const Variable n = tanh(slice(x_part, 1, 2 * H, 3 * H) + r * slice(hh, 1, 2 * H, 3 * H));
+        // r, z, n parts of both products, as parts of (N, 3, H) views (their gradients fill one buffer each)
+        const std::vector<Variable> xg = unbind(reshape(x_part, {-1, 3, H}), 1),
+                                    hg = unbind(reshape(hh, {-1, 3, H}), 1);
+        const Variable r = sigmoid(xg[0] + hg[0]), z = sigmoid(xg[1] + hg[1]);
+        const Variable n = tanh(xg[2] + r * hg[2]);
         return {n + z * (h - n), Variable()};  // (1 − z) ⊙ n + z ⊙ h
       }
       case Cell::LSTM: {
-        const Variable gates = x_part + hh;   // (N, 4H): i, f, g, o
-        const Variable sig = sigmoid(gates);  // one call for i, f and o; its g part goes unused
-        const Variable i = slice(sig, 1, 0, H), f = slice(sig, 1, H, 2 * H), o = slice(sig, 1, 3 * H, 4 * H);
-        const Variable g = tanh(slice(gates, 1, 2 * H, 3 * H));
+        // The four gates as parts of one (N, 4, H) view (PyTorch's chunk): their gradients fill one buffer.
+        const std::vector<Variable> gates = unbind(reshape(x_part + hh, {-1, 4, H}), 1);  // i, f, g, o
+        const Variable i = sigmoid(gates[0]), f = sigmoid(gates[1]), g = tanh(gates[2]),
+                       o = sigmoid(gates[3]);
         const Variable c_new = f * c + i * g;
         return {o * tanh(c_new), c_new};
       }

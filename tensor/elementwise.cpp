@@ -124,7 +124,7 @@ Tensor sqrt(const Tensor& x) {
   return map_float("sqrt", x, [](auto v) { return std::sqrt(v); });
 }
 Tensor tanh(const Tensor& x) {
-  return map_float("tanh", x, [](auto v) { return std::tanh(v); });
+  return map_float("tanh", x, [](auto v) { return fast_tanh(v); });
 }
 Tensor sigmoid(const Tensor& x) {
   return map_float("sigmoid", x, [](auto v) { return stable_sigmoid(v); });

@@ -69,6 +69,29 @@ namespace minigrad {
   return std::exp(x);
 }
 
+// tanh(x) for float32 within about 2 ulp (Cephes' tanhf, written branch-free), from |x| with x's sign:
+// near 0, where 1 - 2/(e^2|x| + 1) would cancel, the polynomial |x| + |x|³·P(x²); elsewhere that
+// formula with fast_exp.
+// glibc's tanhf is a call (into expm1f), which kept recurrent layers' loops scalar: a fifth of an LSTM's
+// time went there.
+[[gnu::always_inline]] inline float fast_tanh(float x) {
+  const float a = std::abs(x);
+  const float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = madd(p, z, 2.06390887954e-2f);
+  p = madd(p, z, -5.37397155531e-2f);
+  p = madd(p, z, 1.33314422036e-1f);
+  p = madd(p, z, -3.33332819422e-1f);
+  const float near_zero = madd(p * z, a, a);
+  // 2|x| > 88 overflows fast_exp to inf, and 2/inf = 0 gives 1; NaN falls through to here and stays NaN.
+  const float far = 1.0f - 2.0f / (fast_exp(2.0f * a) + 1.0f);
+  return std::copysign(a < 0.625f ? near_zero : far, x);  // odd, and tanh(-0) = -0
+}
+// float64 keeps the C library's, as fast_exp does.
+[[gnu::always_inline]] inline double fast_tanh(double x) {
+  return std::tanh(x);
+}
+
 // Numerically stable logistic function: never computes exp of a large positive number.
 template <typename T>
 [[gnu::always_inline]] inline T stable_sigmoid(T x) {
