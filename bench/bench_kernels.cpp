@@ -4,6 +4,8 @@
 //                tall, thin products of a Transformer training step
 //   bandwidth    GB/s of softmax, layer norm and add on 1M+ float32 elements vs a plain memcpy
 //   autograd     ns per tiny op to record it and back-propagate through it, vs the same ops without a graph
+//   conv         GFLOP/s of conv1d's forward, and forward with backward, vs one cblas_sgemm of the same
+//                multiply-adds (the sgemm peak for that shape)
 //
 // Absolute numbers on a shared machine are noisy; the ratios against the reference, measured
 // interleaved in the same run, are what to compare. Each figure is the median of several timed batches.
@@ -182,13 +184,58 @@ void bench_autograd(double batch_seconds, int rounds) {
   std::printf("%-44s %10.0f ns/op\n", "cost of the graph (difference)", (t_graph - t_plain) / kOps * 1e9);
 }
 
+// A large Conv1d layer (batch 32, length 512, 256 channels in and out, kernel 3, padding 'same'): its
+// multiply-adds are those of one product (N·L) x (C_in·K) by (C_in·K) x C_out, which a single cblas_sgemm
+// on those shapes does at the sgemm peak. conv1d's forward is that product in N pieces (after im2col),
+// its backward two more (dW and dX, then col2im): three times the forward's FLOPs.
+void bench_conv(double batch_seconds, int rounds) {
+  const int64_t n = 32, length = 512, channels = 256, kernel = 3;
+  std::printf("\nconv1d, float32, input (%lld, %lld, %lld), weight (%lld, %lld, %lld), padding same\n",
+              static_cast<long long>(n), static_cast<long long>(channels), static_cast<long long>(length),
+              static_cast<long long>(channels), static_cast<long long>(channels),
+              static_cast<long long>(kernel));
+  std::printf("%-34s %16s %16s %10s\n", "pass", "minigrad GFLOP/s", "sgemm GFLOP/s", "of peak");
+  Generator g(3);
+  const Variable x(Tensor::normal({n, channels, length}, 0, 1, DType::Float32, &g), true);
+  const Variable w(Tensor::normal({channels, channels, kernel}, 0, 0.05, DType::Float32, &g), true);
+  const Variable b(Tensor::zeros({channels}), true);
+  const Tensor upstream = Tensor::normal({n, channels, length}, 0, 1, DType::Float32, &g);
+  const int64_t m = n * length, k = channels * kernel;
+  const Tensor cols = Tensor::normal({m, k}, 0, 1, DType::Float32, &g);
+  const Tensor weight = Tensor::normal({k, channels}, 0, 1, DType::Float32, &g);
+  std::vector<float> out(static_cast<size_t>(m * channels));
+  auto sgemm = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, channels, k, 1.0f, cols.data_ptr<const float>(),
+                k, weight.data_ptr<const float>(), channels, 0.0f, out.data(), channels);
+  };
+  const double flops = 2.0 * m * k * channels;
+  const auto [t_forward, t_gemm] = interleaved(
+      [&] {
+        NoGradGuard no_grad;
+        Variable y = conv1d(x, w, b, {.padding_same = true});
+      },
+      sgemm, batch_seconds, rounds);
+  std::printf("%-34s %16.1f %16.1f %9.0f%%\n", "forward", flops / t_forward / 1e9, flops / t_gemm / 1e9,
+              100 * t_gemm / t_forward);
+  const auto [t_step, t_gemm2] = interleaved(
+      [&] {
+        x.zero_grad();
+        w.zero_grad();
+        b.zero_grad();
+        conv1d(x, w, b, {.padding_same = true}).backward(upstream);
+      },
+      sgemm, batch_seconds, rounds);
+  std::printf("%-34s %16.1f %16.1f %9.0f%%\n", "forward + backward (3x the FLOPs)", 3 * flops / t_step / 1e9,
+              flops / t_gemm2 / 1e9, 100 * 3 * t_gemm2 / t_step);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"minigrad kernel benchmarks, each against a reference measured in the same run."};
   double batch_seconds = 0.1;
   int rounds = 7;
-  bool matmul_only = false, bandwidth_only = false, autograd_only = false;
+  bool matmul_only = false, bandwidth_only = false, autograd_only = false, conv_only = false;
   app.add_option("--batch-seconds", batch_seconds, "Length of one timed batch")->capture_default_str();
   app.add_option("--rounds", rounds, "Timed batches per figure (the median is reported)")
       ->check(CLI::Range(1, 101))
@@ -196,8 +243,9 @@ int main(int argc, char** argv) {
   app.add_flag("--matmul", matmul_only, "Only the matmul table");
   app.add_flag("--bandwidth", bandwidth_only, "Only the memory-bound kernels");
   app.add_flag("--autograd", autograd_only, "Only the autograd overhead");
+  app.add_flag("--conv", conv_only, "Only the convolution");
   CLI11_PARSE(app, argc, argv);
-  const bool all = !matmul_only && !bandwidth_only && !autograd_only;
+  const bool all = !matmul_only && !bandwidth_only && !autograd_only && !conv_only;
 
   std::printf("minigrad-bench: %d threads (MINIGRAD_NUM_THREADS / set_num_threads), %u hardware threads\n",
               num_threads(), std::thread::hardware_concurrency());
@@ -210,5 +258,6 @@ int main(int argc, char** argv) {
   }
   if (all || bandwidth_only) bench_bandwidth(batch_seconds, rounds);
   if (all || autograd_only) bench_autograd(batch_seconds, rounds);
+  if (all || conv_only) bench_conv(batch_seconds, rounds);
   return 0;
 }
