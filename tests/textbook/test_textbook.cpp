@@ -3,10 +3,12 @@
 
 #include "examples/plot/plot.h"
 #include "examples/textbook/positional_facts.h"
+#include "examples/textbook/sequence_facts.h"
 #include "test_helpers.h"
 
 using namespace minigrad;
 using namespace minigrad::testing;
+using textbook::SequenceLayerKind;
 namespace fs = std::filesystem;
 
 BOOST_AUTO_TEST_SUITE(textbook_numbers)
@@ -40,6 +42,98 @@ BOOST_AUTO_TEST_CASE(the_self_attention_snippet_has_the_chapter_shape) {
   const Variable X(Tensor::ones({2, 4, 100}));
   BOOST_TEST(attention.forward(X, X, X, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})}).shape() ==
              (Shape{2, 4, 100}));
+}
+
+// d2l's comparison of CNNs, RNNs and self-attention: the structural columns, exactly, in float64.
+
+BOOST_AUTO_TEST_CASE(graph_depth_is_the_longest_path_walked_without_recursion) {
+  const Variable x(Tensor::ones({3}, DType::Float64), true);
+  const Variable y = x * 2.0;
+  BOOST_TEST(textbook::graph_depth(y + tanh(tanh(y)), x) == 4);  // mul tanh tanh add, not mul add
+  BOOST_TEST((textbook::longest_path(y + tanh(tanh(y)), x) ==
+              std::vector<std::string>{"mul_scalar", "tanh", "tanh", "add"}));
+  // The input read directly and through a longer path, in either order: the longer one counts.
+  BOOST_TEST(textbook::graph_depth(x + tanh(tanh(x)), x) == 3);
+  BOOST_TEST(textbook::graph_depth(tanh(tanh(x)) + x, x) == 3);
+  BOOST_TEST(textbook::graph_depth(x, x) == 0);
+  // A chain this long would overflow the C++ stack if walked recursively.
+  Variable chain = x;
+  for (int i = 0; i < 100000; ++i) chain = chain * 1.00001;
+  BOOST_TEST(textbook::graph_depth(chain, x) == 100000);
+  const Variable other(Tensor::ones({3}, DType::Float64), true);
+  expect_error<ValueError>([&] { textbook::graph_depth(y, other); },
+                           "longest_path: the output does not depend on the input");
+  expect_error<ValueError>([&] { textbook::graph_depth(y, y); },
+                           "longest_path: the input must be a leaf that requires grad");
+}
+
+BOOST_AUTO_TEST_CASE(sequential_operations_flat_for_cnn_and_attention_growing_for_the_rnn) {
+  Generator generator(1);
+  const textbook::SequenceLayerOptions options{
+      .d = 4, .heads = 2, .dtype = DType::Float64, .generator = &generator};
+  auto depth = [&](SequenceLayerKind kind, int64_t n) {
+    const Variable x(Tensor::normal({1, n, 4}, 0, 1, DType::Float64, &generator), true);
+    return textbook::graph_depth(textbook::make_layer(kind, options)(x), x);
+  };
+  const int64_t rnn_step = depth(SequenceLayerKind::Recurrent, 3) - depth(SequenceLayerKind::Recurrent, 2);
+  BOOST_TEST(rnn_step > 0);  // the ops of one step: matmul, add, tanh
+  for (int64_t n = 2; n <= 9; ++n) {
+    BOOST_TEST(depth(SequenceLayerKind::Convolution, n + 1) == depth(SequenceLayerKind::Convolution, n));
+    BOOST_TEST(depth(SequenceLayerKind::SelfAttention, n + 1) == depth(SequenceLayerKind::SelfAttention, n));
+    BOOST_TEST(
+        depth(SequenceLayerKind::Recurrent, n + 1) - depth(SequenceLayerKind::Recurrent, n) == rnn_step,
+        "n = " << n);
+  }
+  BOOST_TEST(depth(SequenceLayerKind::Recurrent, 64) - depth(SequenceLayerKind::Recurrent, 2) ==
+             62 * rnn_step);
+}
+
+BOOST_AUTO_TEST_CASE(maximum_path_length_in_layers_and_recurrent_steps) {
+  Generator generator(2);
+  for (int64_t k : {3, 5}) {
+    const textbook::SequenceLayerOptions options{
+        .d = 4, .kernel_size = k, .heads = 2, .dtype = DType::Float64, .generator = &generator};
+    for (int64_t n : {2, 3, 4, 5, 7, 8, 10, 13}) {
+      // A causal layer reaches k − 1 positions back, a centred one (k − 1)/2: ⌈(n − 1)/reach⌉ layers.
+      const int64_t causal = (n - 1 + k - 2) / (k - 1), centred = (n - 1 + k / 2 - 1) / (k / 2);
+      BOOST_TEST(textbook::layers_to_connect(SequenceLayerKind::CausalConvolution, n, options, n) == causal,
+                 "k = " << k << ", n = " << n);
+      BOOST_TEST(textbook::layers_to_connect(SequenceLayerKind::Convolution, n, options, n) == centred,
+                 "k = " << k << ", n = " << n);
+      BOOST_TEST(textbook::layers_to_connect(SequenceLayerKind::SelfAttention, n, options, n) == 1);
+      BOOST_TEST(textbook::layers_to_connect(SequenceLayerKind::Recurrent, n, options, n) == 1);
+    }
+  }
+  const textbook::SequenceLayerOptions options{
+      .d = 4, .heads = 2, .dtype = DType::Float64, .generator = &generator};
+  BOOST_TEST(textbook::layers_to_connect(SequenceLayerKind::CausalConvolution, 10, options, 4) ==
+             0);  // needs 5
+  // One RNN layer connects every pair, but through n − 1 recurrent steps.
+  for (int64_t n = 1; n <= 9; ++n) BOOST_TEST(textbook::recurrent_steps_to_connect(n, options) == n - 1);
+}
+
+BOOST_AUTO_TEST_CASE(the_last_output_depends_on_exactly_the_inputs_a_layer_sees) {
+  Generator generator(3);
+  const textbook::SequenceLayerOptions options{
+      .d = 4, .heads = 2, .dtype = DType::Float64, .generator = &generator};
+  const int64_t n = 7;
+  const Variable x(Tensor::normal({1, n, 4}, 0, 1, DType::Float64, &generator), true);
+  const Tensor u = Tensor::normal({4}, 0, 1, DType::Float64, &generator);
+  auto seen = [&](SequenceLayerKind kind) {  // the positions j with ∂y_n/∂x_j ≠ 0
+    const std::vector<double> g =
+        textbook::last_output_gradient(textbook::make_layer(kind, options)(x), x, u);
+    std::vector<int64_t> positions;
+    for (size_t j = 0; j < g.size(); ++j)
+      if (g[j] != 0) positions.push_back(static_cast<int64_t>(j));
+    return positions;
+  };
+  BOOST_TEST((seen(SequenceLayerKind::Convolution) == std::vector<int64_t>{5, 6}));  // n − 2, n − 1 (0-based)
+  BOOST_TEST((seen(SequenceLayerKind::CausalConvolution) == std::vector<int64_t>{4, 5, 6}));
+  BOOST_TEST((seen(SequenceLayerKind::Recurrent) == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}));
+  BOOST_TEST((seen(SequenceLayerKind::SelfAttention) == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}));
+  expect_error<ShapeError>([&] { textbook::last_output_gradient(x, x, Tensor::ones({3}, DType::Float64)); },
+                           "last_output_gradient: expects y (1, m, d), x (1, n, d') and u (d), got [1,7,4], "
+                           "[1,7,4] and [3]");
 }
 
 BOOST_AUTO_TEST_CASE(pictures_are_valid_pngs_of_the_requested_size) {
