@@ -13,7 +13,9 @@ namespace {
 constexpr DType F64 = DType::Float64;
 
 // The largest |a - b| over all elements.
-double max_difference(const Variable& a, const Variable& b) { return max(abs(sub(a.data(), b.data()))).item(); }
+double max_difference(const Variable& a, const Variable& b) {
+  return max(abs(sub(a.data(), b.data()))).item();
+}
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(recurrent)
@@ -23,13 +25,22 @@ BOOST_AUTO_TEST_CASE(the_layers_have_pytorchs_names_shapes_and_initialisation) {
   LSTM lstm({.input_size = 5, .hidden_size = 4, .num_layers = 2, .bidirectional = true, .generator = &gen});
   std::vector<std::string> names;
   for (const auto& [name, p] : lstm.named_parameters()) names.push_back(name + " " + p.shape().str());
-  const std::vector<std::string> expected = {
-      "weight_ih_l0 [16,5]",         "weight_hh_l0 [16,4]",         "bias_ih_l0 [16]",
-      "bias_hh_l0 [16]",             "weight_ih_l0_reverse [16,5]", "weight_hh_l0_reverse [16,4]",
-      "bias_ih_l0_reverse [16]",     "bias_hh_l0_reverse [16]",     "weight_ih_l1 [16,8]",
-      "weight_hh_l1 [16,4]",         "bias_ih_l1 [16]",             "bias_hh_l1 [16]",
-      "weight_ih_l1_reverse [16,8]", "weight_hh_l1_reverse [16,4]", "bias_ih_l1_reverse [16]",
-      "bias_hh_l1_reverse [16]"};
+  const std::vector<std::string> expected = {"weight_ih_l0 [16,5]",
+                                             "weight_hh_l0 [16,4]",
+                                             "bias_ih_l0 [16]",
+                                             "bias_hh_l0 [16]",
+                                             "weight_ih_l0_reverse [16,5]",
+                                             "weight_hh_l0_reverse [16,4]",
+                                             "bias_ih_l0_reverse [16]",
+                                             "bias_hh_l0_reverse [16]",
+                                             "weight_ih_l1 [16,8]",
+                                             "weight_hh_l1 [16,4]",
+                                             "bias_ih_l1 [16]",
+                                             "bias_hh_l1 [16]",
+                                             "weight_ih_l1_reverse [16,8]",
+                                             "weight_hh_l1_reverse [16,4]",
+                                             "bias_ih_l1_reverse [16]",
+                                             "bias_hh_l1_reverse [16]"};
   BOOST_TEST(names == expected, boost::test_tools::per_element());
   const double bound = 1 / std::sqrt(4.0);  // U(-1/√hidden, 1/√hidden) for every parameter
   for (const Variable& p : lstm.parameters()) BOOST_TEST(max(abs(p.data())).item() <= bound);
@@ -38,8 +49,12 @@ BOOST_AUTO_TEST_CASE(the_layers_have_pytorchs_names_shapes_and_initialisation) {
   RNN rnn({.input_size = 2, .hidden_size = 3, .bias = false});
   BOOST_TEST(rnn.parameters().size() == 2u);
   std::ostringstream printed;
-  printed << lstm << "\n" << RNN({.input_size = 2, .hidden_size = 3, .nonlinearity = Nonlinearity::ReLU,
-                                  .batch_first = true, .dropout = 0.25});
+  printed << lstm << "\n"
+          << RNN({.input_size = 2,
+                  .hidden_size = 3,
+                  .nonlinearity = Nonlinearity::ReLU,
+                  .batch_first = true,
+                  .dropout = 0.25});
   BOOST_TEST(printed.str() ==
              "LSTM(5, 4, num_layers=2, bidirectional=True)\n"
              "RNN(2, 3, nonlinearity=relu, batch_first=True, dropout=0.25)");
@@ -48,8 +63,8 @@ BOOST_AUTO_TEST_CASE(the_layers_have_pytorchs_names_shapes_and_initialisation) {
 BOOST_AUTO_TEST_CASE(one_step_follows_the_formulas) {
   // Sequences of one step from a given state, against the cell formulas written out here.
   Generator gen(5);
-  const Variable x(Tensor::normal({1, 2, 3}, 0, 1, F64, &gen)), h0(Tensor::normal({1, 2, 4}, 0, 1, F64, &gen)),
-      c0(Tensor::normal({1, 2, 4}, 0, 1, F64, &gen));
+  const Variable x(Tensor::normal({1, 2, 3}, 0, 1, F64, &gen)),
+      h0(Tensor::normal({1, 2, 4}, 0, 1, F64, &gen)), c0(Tensor::normal({1, 2, 4}, 0, 1, F64, &gen));
   const Variable x0 = select(x, 0, 0), h = select(h0, 0, 0), c = select(c0, 0, 0);  // (2, 3), (2, 4)
   auto part = [](const Variable& v, int64_t k) { return slice(v, 1, 4 * k, 4 * k + 4); };
 
@@ -125,20 +140,36 @@ BOOST_AUTO_TEST_CASE(batch_first_and_dropout) {
 BOOST_AUTO_TEST_CASE(bad_input_names_the_layer_and_the_shapes) {
   LSTM lstm({.input_size = 3, .hidden_size = 2});
   const Variable x(Tensor::zeros({4, 2, 3}));
-  expect_error<ShapeError>([&] { lstm.forward(Variable(Tensor::zeros({4, 2, 5}))); },
-                           "LSTM: expects input (L, N, 3) with L and N at least 1, got [4,2,5]");
-  expect_error<ValueError>([&] { lstm.forward(x, {}, Tensor::from_vector<int64_t>({4, 0}, {2})); },
-                           "LSTM: valid_lens[1] = 0 is not in 1..4 for a sequence of length 4");
-  expect_error<ValueError>([&] { lstm.forward(x, {}, Tensor::from_vector<int64_t>({5, 1}, {2})); },
-                           "LSTM: valid_lens[0] = 5 is not in 1..4 for a sequence of length 4");
+  expect_error<ShapeError>(
+      [&] {
+        lstm.forward(Variable(Tensor::zeros({4, 2, 5})));
+      },
+      "LSTM: expects input (L, N, 3) with L and N at least 1, got [4,2,5]");
+  expect_error<ValueError>(
+      [&] {
+        lstm.forward(x, {}, Tensor::from_vector<int64_t>({4, 0}, {2}));
+      },
+      "LSTM: valid_lens[1] = 0 is not in 1..4 for a sequence of length 4");
+  expect_error<ValueError>(
+      [&] {
+        lstm.forward(x, {}, Tensor::from_vector<int64_t>({5, 1}, {2}));
+      },
+      "LSTM: valid_lens[0] = 5 is not in 1..4 for a sequence of length 4");
   expect_error<ShapeError>([&] { lstm.forward(x, {}, Tensor::from_vector<int64_t>({4}, {1})); },
                            "LSTM: valid_lens of shape [1] for 2 sequences (expected [2])");
-  expect_error<ShapeError>([&] { lstm.forward(x, {Variable(Tensor::zeros({1, 3, 2}))}); },
-                           "LSTM: expects h0 [1,2,2] float32, got [1,3,2] float32");
-  expect_error<ValueError>([&] { GRU({.input_size = 3, .hidden_size = 2}).forward(x, {Variable(), Variable(Tensor::zeros({1, 2, 2}))}); },
-                           "GRU: has no cell state; pass only h0");
-  expect_error<ValueError>([] { LSTM({.input_size = 3, .hidden_size = 2, .nonlinearity = Nonlinearity::ReLU}); },
-                           "LSTM: nonlinearity ReLU is an option of RNN only");
+  expect_error<ShapeError>(
+      [&] {
+        lstm.forward(x, {Variable(Tensor::zeros({1, 3, 2}))});
+      },
+      "LSTM: expects h0 [1,2,2] float32, got [1,3,2] float32");
+  expect_error<ValueError>(
+      [&] {
+        GRU({.input_size = 3, .hidden_size = 2}).forward(x, {Variable(), Variable(Tensor::zeros({1, 2, 2}))});
+      },
+      "GRU: has no cell state; pass only h0");
+  expect_error<ValueError>(
+      [] { LSTM({.input_size = 3, .hidden_size = 2, .nonlinearity = Nonlinearity::ReLU}); },
+      "LSTM: nonlinearity ReLU is an option of RNN only");
   expect_error<ValueError>([] { RNN({.input_size = 3, .hidden_size = 0}); },
                            "RNN: input_size, hidden_size and num_layers must be positive, got 3, 0, 1");
 }
