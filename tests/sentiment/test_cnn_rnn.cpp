@@ -58,7 +58,9 @@ BOOST_AUTO_TEST_CASE(parameters_and_errors) {
   BOOST_TEST(rnn.decoder->weight.shape() == Shape({2, 400}));  // first and last outputs, both directions
   BOOST_TEST(rnn.lstm->options.num_layers == 2);
   BOOST_CHECK_THROW(CnnRnnClassifier({.model = "gru", .vocab_size = 50}), ValueError);
-  const auto [tokens, lengths] = batch(4, 0);  // shorter than the widest kernel
+  // Padded to 4 tokens, fewer than the widest kernel spans.
+  const Tensor tokens = Tensor::ones({2, 4}, DType::Int64),
+               lengths = Tensor::from_vector<int64_t>({4, 3}, {2});
   BOOST_CHECK_THROW(cnn.forward(tokens, lengths), ShapeError);
 }
 
