@@ -10,11 +10,6 @@ namespace {
 
 constexpr DType F64 = DType::Float64;
 
-Tensor ids_of(std::vector<int64_t> ids) {
-  const auto n = static_cast<int64_t>(ids.size());
-  return Tensor::from_vector(ids, {n});
-}
-
 // An upstream gradient of whole numbers, so that every sum below is exact whatever its order.
 Tensor whole_numbers(const Shape& shape) {
   std::vector<double> values(static_cast<size_t>(shape.numel()));
