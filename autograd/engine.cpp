@@ -14,6 +14,9 @@
 // Every backward function is written with differentiable ops on Variables. An ordinary backward runs
 // them with grad mode off, so they only compute; with create_graph it runs them with grad mode on, so the
 // gradients get a graph of their own. The walk is the same.
+//
+// A gradient may arrive row-sparse (a sparse embedding's, autograd/sparse_grad.h): it stays so only on
+// its way into a leaf's gradient (accumulate_into_leaf); an op's output takes it dense.
 #include "autograd/engine.h"
 
 #include <string>
@@ -22,6 +25,7 @@
 #include "autograd/anomaly.h"
 #include "autograd/functions.h"
 #include "autograd/slot_table.h"
+#include "autograd/sparse_grad.h"
 
 namespace minigrad {
 
@@ -138,11 +142,12 @@ void check_gradients(const Node& node, const VariableGrads& grads) {
     const Edge& edge = node.inputs[i];
     const Variable& g = grads[i];
     if (!edge.needs_grad() || !g.defined()) continue;
-    if (g.shape() != edge.shape || g.dtype() != edge.dtype) {
-      throw ShapeError(std::string("backward of ") + node.op, "the gradient for input " + std::to_string(i) +
-                                                                  " is " + describe(g.shape(), g.dtype()) +
-                                                                  " but the input is " +
-                                                                  describe(edge.shape, edge.dtype));
+    const Shape& shape = g.is_row_sparse() ? g.row_sparse_value().dense_shape : g.shape();
+    const DType dtype = g.is_row_sparse() ? g.row_sparse_value().dtype() : g.dtype();
+    if (shape != edge.shape || dtype != edge.dtype) {
+      throw ShapeError(std::string("backward of ") + node.op,
+                       "the gradient for input " + std::to_string(i) + " is " + describe(shape, dtype) +
+                           " but the input is " + describe(edge.shape, edge.dtype));
     }
   }
 }
@@ -185,7 +190,9 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
     check_gradients(node, input_grads);
     if (AnomalyMode::is_enabled()) {
       for (size_t i = 0; i < input_grads.size(); ++i) {
-        if (input_grads[i].defined()) check_backward_anomaly(node, i, input_grads[i].data());
+        const Variable& g = input_grads[i];
+        if (g.defined())
+          check_backward_anomaly(node, i, g.is_row_sparse() ? g.row_sparse_value().values : g.data());
       }
     }
     for (size_t i = 0; i < input_grads.size(); ++i) {
@@ -193,6 +200,8 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
       if (!input_grads[i].defined()) continue;
       if (edge.leaf) sinks.leaf(*edge.leaf, std::move(input_grads[i]));
       if (!edge.node) continue;
+      if (input_grads[i].is_row_sparse())
+        input_grads[i] = Variable(input_grads[i].row_sparse_value().to_dense());
       const size_t slot = order.slot_of.at(edge.node.get());
       if (edge.part.whole()) {
         owned[slot] = grads[slot].defined();  // a sum is a new buffer; a first gradient is the caller's
@@ -253,27 +262,45 @@ bool owns_whole_buffer(const Tensor& g) {
          static_cast<size_t>(g.numel()) * element_size(g.dtype()) == g.storage()->nbytes();
 }
 
+// A row-sparse gradient into a leaf: kept row-sparse, coalesced with a row-sparse one already there (the
+// union of the rows), or added into the rows of a dense one.
+void accumulate_row_sparse_into_leaf(VariableImpl::Extras& extras, const RowSparseGrad& g) {
+  if (extras.sparse_grad) {
+    extras.sparse_grad = std::make_shared<RowSparseGrad>(add(*extras.sparse_grad, g));
+  } else if (extras.grad.defined()) {
+    if (!extras.grad.is_contiguous()) extras.grad = extras.grad.contiguous();  // set_grad may give a view
+    g.add_to(extras.grad);
+  } else {  // its tensors were made for this gradient by the embedding's backward: nothing else holds them
+    extras.sparse_grad = std::make_shared<RowSparseGrad>(g);
+  }
+}
+
 // Adds a gradient into a leaf's .grad, which must be a buffer of its own: later backward calls add into
 // it in place. A gradient that something else also holds is copied: a backward function may hand the same
 // tensor to several inputs (add does) or pass its upstream gradient through (reshape does). One that
 // nothing else holds is kept as it is, as PyTorch's AccumulateGrad does: an embedding's gradient is a
 // fresh table-sized buffer, and copying it would be one more pass over the whole table at every step.
 void accumulate_into_leaf(VariableImpl& leaf, Variable g) {
+  VariableImpl::Extras& extras = leaf.extras_to_write();
+  extras.grad_with_graph = nullptr;  // a first-order pass leaves a gradient without a graph
+  if (g.is_row_sparse()) return accumulate_row_sparse_into_leaf(extras, g.row_sparse_value());
   // Take the tensor out of the Variable when no other handle sees that Variable.
   Tensor t = g.impl().use_count() == 1 ? std::move(g.impl()->data) : g.data();
   g = Variable();
-  VariableImpl::Extras& extras = leaf.extras_to_write();
-  extras.grad_with_graph = nullptr;  // a first-order pass leaves a gradient without a graph
   if (extras.grad.defined()) {
     extras.grad.add_(t);
   } else {
     extras.grad = owns_whole_buffer(t) ? std::move(t) : t.clone();
+    // A dense gradient into a row-sparse one: the sum is dense.
+    if (extras.sparse_grad) extras.sparse_grad->add_to(extras.grad);
+    extras.sparse_grad = nullptr;
   }
 }
 
 // With create_graph: the leaf's gradient as a Variable with a graph, and its value in .grad.
 void accumulate_into_leaf_with_graph(VariableImpl& leaf, Variable g) {
   VariableImpl::Extras& extras = leaf.extras_to_write();
+  extras.make_grad_dense();  // a gradient with a graph is dense, and so is its sum with an earlier one
   Variable total = std::move(g);
   if (extras.grad_with_graph) {
     total = add(Variable(extras.grad_with_graph), total);

@@ -27,6 +27,7 @@
 
 #include "autograd/grad.h"
 #include "autograd/graph.h"
+#include "autograd/sparse_grad.h"
 #include "tensor/attention.h"
 
 namespace minigrad {
@@ -169,6 +170,14 @@ Variable mean_over_time(const Variable& x, const Tensor& valid_lens = {});
 // Rows of weight [V, D] picked by int64 ids of any shape: result ids.shape + [D]. The gradient is added
 // back into the picked rows (scatter-add). The row `padding_idx` (if >= 0) gets no gradient.
 Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_idx = -1);
+struct EmbeddingFuncOptions {  // the function's options; nn::EmbeddingOptions are the layer's
+  int64_t padding_idx = -1;    // none
+  // The weight's gradient is row-sparse (the rows looked up; autograd/sparse_grad.h) in an ordinary
+  // backward; dense with create_graph, and in what grad() returns. PyTorch's sparse=True.
+  bool sparse = false;
+};
+//   Variable rows = embedding(table, ids, {.sparse = true});
+Variable embedding(const Variable& weight, const Tensor& ids, const EmbeddingFuncOptions& options);
 // In training, zeroes each element with probability p and scales the rest by 1/(1-p) (inverted dropout),
 // drawing from `generator` (default: the global one); otherwise returns x unchanged.
 Variable dropout(const Variable& x, double p, bool training, Generator* generator = nullptr);
@@ -240,6 +249,9 @@ Variable max_backward(const Variable& g, const Tensor& indices, const Shape& fro
 // embedding: the table's gradient [V, D], each row the sum of g's rows that looked it up (a scatter-add).
 Tensor embedding_backward(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t padding_idx);
 Variable embedding_backward(const Variable& g, const Tensor& ids, int64_t vocab, int64_t padding_idx);
+// The same as rows only (sparse = true; first order only): the looked-up rows but the padding row.
+RowSparseGrad embedding_sparse_backward(const Tensor& g, const Tensor& ids, int64_t vocab,
+                                        int64_t padding_idx);
 // cross_entropy: (softmax(logits) - smoothed targets)·g/count on counted rows, from each row's logsumexp.
 Tensor cross_entropy_backward(const Tensor& g, const Tensor& logits, const Tensor& lse, const Tensor& targets,
                               const CrossEntropyOptions& options);

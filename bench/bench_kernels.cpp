@@ -6,6 +6,8 @@
 //   autograd     ns per tiny op to record it and back-propagate through it, vs the same ops without a graph
 //   conv         GFLOP/s of conv1d's forward, and forward with backward, vs one cblas_sgemm of the same
 //                multiply-adds (the sgemm peak for that shape)
+//   embedding    one training step of a 65,536 x 64 table looked up 4,096 times: the row-sparse gradient
+//                (sparse = true) vs the dense one, with SGD and with SparseAdam vs Adam
 //
 // Absolute numbers on a shared machine are noisy; the ratios against the reference, measured
 // interleaved in the same run, are what to compare. Each figure is the median of several timed batches.
@@ -229,13 +231,53 @@ void bench_conv(double batch_seconds, int rounds) {
               flops / t_gemm2 / 1e9, 100 * 3 * t_gemm2 / t_step);
 }
 
+// A table of 65,536 rows of 64 floats (the sentiment model's bigram table) looked up by 4,096 random ids
+// (about 3,970 distinct rows): one step is zero_grad, the lookup, backward, clip_grad_norm and the
+// optimizer's step. The dense gradient is the whole 16 MB table at each of those; the row-sparse one is
+// the rows looked up.
+void bench_embedding(double batch_seconds, int rounds) {
+  const int64_t rows = 65536, width = 64, lookups = 4096;
+  std::printf("\nembedding, float32, a (%lld, %lld) table looked up by %lld ids: ms per training step\n",
+              static_cast<long long>(rows), static_cast<long long>(width), static_cast<long long>(lookups));
+  std::printf("%-22s %12s %12s %10s\n", "optimizer", "dense ms", "sparse ms", "speed-up");
+  Generator g(4);
+  std::vector<int64_t> ids(static_cast<size_t>(lookups));
+  for (int64_t& id : ids) id = static_cast<int64_t>(g.next_below(static_cast<uint64_t>(rows)));
+  const Tensor batch = Tensor::from_vector(ids, {lookups});
+  const Tensor upstream = Tensor::normal({lookups, width}, 0, 1, DType::Float32, &g);
+  const Tensor initial = Tensor::normal({rows, width}, 0, 1, DType::Float32, &g);
+  // One step of `optimizer` on `table`, looked up with sparse gradients or not.
+  auto step = [&](const Variable& table, optim::Optimizer& optimizer, bool sparse) {
+    optimizer.zero_grad();
+    embedding(table, batch, {.sparse = sparse}).backward(upstream);
+    optim::clip_grad_norm({table}, 1.0);
+    optimizer.step();
+  };
+  const Variable dense_sgd_table(initial.clone(), true), sparse_sgd_table(initial.clone(), true);
+  optim::SGD dense_sgd({dense_sgd_table}, {.lr = 0.1}), sparse_sgd({sparse_sgd_table}, {.lr = 0.1});
+  const auto [t_dense_sgd, t_sparse_sgd] =
+      interleaved([&] { step(dense_sgd_table, dense_sgd, false); },
+                  [&] { step(sparse_sgd_table, sparse_sgd, true); }, batch_seconds, rounds);
+  std::printf("%-22s %12.3f %12.3f %9.1fx\n", "SGD", 1e3 * t_dense_sgd, 1e3 * t_sparse_sgd,
+              t_dense_sgd / t_sparse_sgd);
+  const Variable adam_table(initial.clone(), true), sparse_adam_table(initial.clone(), true);
+  optim::Adam adam({adam_table}, {});
+  optim::SparseAdam sparse_adam({sparse_adam_table}, {});
+  const auto [t_adam, t_sparse_adam] =
+      interleaved([&] { step(adam_table, adam, false); }, [&] { step(sparse_adam_table, sparse_adam, true); },
+                  batch_seconds, rounds);
+  std::printf("%-22s %12.3f %12.3f %9.1fx\n", "Adam / SparseAdam", 1e3 * t_adam, 1e3 * t_sparse_adam,
+              t_adam / t_sparse_adam);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"minigrad kernel benchmarks, each against a reference measured in the same run."};
   double batch_seconds = 0.1;
   int rounds = 7;
-  bool matmul_only = false, bandwidth_only = false, autograd_only = false, conv_only = false;
+  bool matmul_only = false, bandwidth_only = false, autograd_only = false, conv_only = false,
+       embedding_only = false;
   app.add_option("--batch-seconds", batch_seconds, "Length of one timed batch")->capture_default_str();
   app.add_option("--rounds", rounds, "Timed batches per figure (the median is reported)")
       ->check(CLI::Range(1, 101))
@@ -244,8 +286,9 @@ int main(int argc, char** argv) {
   app.add_flag("--bandwidth", bandwidth_only, "Only the memory-bound kernels");
   app.add_flag("--autograd", autograd_only, "Only the autograd overhead");
   app.add_flag("--conv", conv_only, "Only the convolution");
+  app.add_flag("--embedding", embedding_only, "Only the embedding table's training step");
   CLI11_PARSE(app, argc, argv);
-  const bool all = !matmul_only && !bandwidth_only && !autograd_only && !conv_only;
+  const bool all = !matmul_only && !bandwidth_only && !autograd_only && !conv_only && !embedding_only;
 
   std::printf("minigrad-bench: %d threads (MINIGRAD_NUM_THREADS / set_num_threads), %u hardware threads\n",
               num_threads(), std::thread::hardware_concurrency());
@@ -259,5 +302,6 @@ int main(int argc, char** argv) {
   if (all || bandwidth_only) bench_bandwidth(batch_seconds, rounds);
   if (all || autograd_only) bench_autograd(batch_seconds, rounds);
   if (all || conv_only) bench_conv(batch_seconds, rounds);
+  if (all || embedding_only) bench_embedding(batch_seconds, rounds);
   return 0;
 }

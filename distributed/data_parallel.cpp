@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "autograd/sparse_grad.h"
 #include "tensor/ops.h"
 
 namespace minigrad::distributed {
@@ -37,6 +38,11 @@ MPI_Datatype mpi_type(DType dtype) {
   }
 }
 
+// Where a tensor's elements start in its storage.
+char* first_byte(const Tensor& t) {
+  return static_cast<char*>(t.storage()->data()) + t.offset() * static_cast<int64_t>(element_size(t.dtype()));
+}
+
 // MPI counts are ints: a buffer larger than that goes in pieces.
 constexpr int64_t kMaxCount = INT_MAX / 8 * 8;
 
@@ -52,7 +58,7 @@ void broadcast_bytes(void* data, int64_t bytes, int root) {
 void sum_in_place(const Tensor& buffer) {
   const int64_t n = buffer.numel();
   const int64_t element = static_cast<int64_t>(element_size(buffer.dtype()));
-  auto* p = static_cast<char*>(buffer.storage()->data()) + buffer.offset() * element;
+  char* p = first_byte(buffer);
   for (int64_t at = 0; at < n; at += kMaxCount) {
     const int count = static_cast<int>(std::min(kMaxCount, n - at));
     timed([&] {
@@ -86,8 +92,7 @@ void average_by_rows(const Variable& p, double scale) {
     p.set_grad(p.grad().contiguous());
   }
   const Tensor& g = p.grad();
-  char* data =
-      static_cast<char*>(g.storage()->data()) + g.offset() * static_cast<int64_t>(element_size(g.dtype()));
+  char* data = first_byte(g);
   // The rows that are non-zero on any rank: every rank gets the same set, so all take the same path.
   std::vector<uint64_t> bits = g.dtype() == DType::Float32 ? nonzero_rows<uint32_t>(data, rows, width)
                                                            : nonzero_rows<uint64_t>(data, rows, width);
@@ -116,6 +121,71 @@ void average_by_rows(const Variable& p, double scale) {
   g.storage()->bump_version();  // written in place, as copy_ would
 }
 
+// An MPI count (an int) for n elements; the gathers below take no more.
+int mpi_count(int64_t n) {
+  if (n > INT_MAX) {
+    throw ValueError("average_gradients", "a row-sparse gradient of " + std::to_string(n) +
+                                              " elements is more than one MPI call takes");
+  }
+  return static_cast<int>(n);
+}
+
+// Which parameters' gradients are row-sparse on some rank and dense on none: one MPI_Allreduce of a byte
+// per parameter (the largest kind wins: 0 none, 1 row-sparse, 2 dense). A rank whose batch missed a table
+// has no gradient for it, so no rank can tell alone; where one rank holds a dense gradient, the others'
+// row-sparse ones are made dense (grad()) and take the dense path.
+std::vector<bool> row_sparse_everywhere(const std::vector<Variable>& parameters) {
+  std::vector<unsigned char> kind(parameters.size());
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const Variable& p = parameters[i];
+    kind[i] = p.has_sparse_grad() ? 1 : p.grad().defined() ? 2 : 0;
+  }
+  timed([&] {
+    MPI_Allreduce(MPI_IN_PLACE, kind.data(), static_cast<int>(kind.size()), MPI_UNSIGNED_CHAR, MPI_MAX,
+                  MPI_COMM_WORLD);
+  });
+  std::vector<bool> sparse(parameters.size());
+  for (size_t i = 0; i < parameters.size(); ++i) sparse[i] = kind[i] == 1;
+  return sparse;
+}
+
+// Averages a row-sparse gradient: every rank's (row index, row) pairs are gathered on every rank and
+// coalesced, so that a row present on several ranks is their sum (in rank order), then scaled. A rank
+// without a gradient sends no rows and gets the average too. The result is the dense sum's, row for row.
+void average_row_sparse(const Variable& p, double scale) {
+  const int64_t width = p.shape()[1];
+  const RowSparseGrad mine =
+      p.has_sparse_grad()
+          ? p.sparse_grad()
+          : RowSparseGrad{Tensor::empty({0}, DType::Int64), Tensor::empty({0, width}, p.dtype()), p.shape()};
+  const int world = Context::current().world_size();
+  const int64_t k = mine.rows();
+  std::vector<int64_t> rows_of(static_cast<size_t>(world));  // how many rows each rank sends
+  timed([&] { MPI_Allgather(&k, 1, MPI_INT64_T, rows_of.data(), 1, MPI_INT64_T, MPI_COMM_WORLD); });
+  std::vector<int> index_counts, index_offsets, value_counts, value_offsets;
+  int64_t total = 0;
+  for (int64_t n : rows_of) {
+    index_counts.push_back(mpi_count(n));
+    index_offsets.push_back(mpi_count(total));
+    value_counts.push_back(mpi_count(n * width));
+    value_offsets.push_back(mpi_count(total * width));
+    total += n;
+  }
+  const Tensor indices = Tensor::empty({total}, DType::Int64);     // (N), every rank's rows in rank order
+  const Tensor values = Tensor::empty({total, width}, p.dtype());  // (N, D)
+  timed([&] {
+    MPI_Allgatherv(first_byte(mine.indices), mpi_count(k), MPI_INT64_T, first_byte(indices),
+                   index_counts.data(), index_offsets.data(), MPI_INT64_T, MPI_COMM_WORLD);
+  });
+  timed([&] {
+    MPI_Allgatherv(first_byte(mine.values), mpi_count(k * width), mpi_type(p.dtype()), first_byte(values),
+                   value_counts.data(), value_offsets.data(), mpi_type(p.dtype()), MPI_COMM_WORLD);
+  });
+  RowSparseGrad mean = coalesce(indices, values, p.shape());
+  mean.values.mul_(scale);
+  p.set_sparse_grad(std::move(mean));
+}
+
 }  // namespace
 
 void broadcast_parameters(const nn::Module& module, int root) {
@@ -142,9 +212,7 @@ void broadcast_parameters(const nn::Module& module, int root) {
   for (const auto& [name, v] : tensors) {
     const Tensor& t = v.data();
     if (!t.is_contiguous()) throw ValueError("broadcast_parameters", name + " is not contiguous");
-    broadcast_bytes(
-        static_cast<char*>(t.storage()->data()) + t.offset() * static_cast<int64_t>(element_size(t.dtype())),
-        t.numel() * static_cast<int64_t>(element_size(t.dtype())), root);
+    broadcast_bytes(first_byte(t), t.numel() * static_cast<int64_t>(element_size(t.dtype())), root);
     if (context.rank() != root) t.storage()->bump_version();  // written in place, as copy_ would
   }
 }
@@ -157,12 +225,23 @@ void average_gradients(const std::vector<Variable>& parameters, const AllReduceO
   if (options.row_sparse_bytes < 0)
     throw ValueError("average_gradients", "row_sparse_bytes must be 0 (off) or positive");
   const double scale = 1.0 / context.world_size();
+  // Row-sparse gradients first, gathered by rows; the dense ones below.
+  const std::vector<bool> sparse = row_sparse_everywhere(parameters);
+  std::vector<Variable> dense;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (!sparse[i]) {
+      dense.push_back(parameters[i]);
+      continue;
+    }
+    mpi_type(parameters[i].dtype());  // float32 or float64, or a named error
+    average_row_sparse(parameters[i], scale);
+  }
   // Chosen by shape and dtype alone, which every rank shares, so the ranks make the same calls.
   auto by_rows = [&](const Variable& p) {
     return options.row_sparse_bytes > 0 && p.rank() >= 2 &&
            p.numel() * static_cast<int64_t>(element_size(p.dtype())) >= options.row_sparse_bytes;
   };
-  for (const Variable& p : parameters) {
+  for (const Variable& p : dense) {
     if (by_rows(p)) {
       mpi_type(p.dtype());  // float32 or float64, or a named error
       average_by_rows(p, scale);
@@ -171,7 +250,7 @@ void average_gradients(const std::vector<Variable>& parameters, const AllReduceO
   for (DType dtype : {DType::Float32, DType::Float64}) {
     // The other parameters of this dtype, packed in order into buckets: [first, last) of `group` at a time.
     std::vector<const Variable*> group;
-    for (const Variable& p : parameters) {
+    for (const Variable& p : dense) {
       if (p.dtype() == dtype && !by_rows(p)) group.push_back(&p);
     }
     const int64_t capacity =

@@ -20,12 +20,13 @@ Embedding::Embedding(const EmbeddingOptions& opts) : options(opts) {
 }
 
 Variable Embedding::forward(const Tensor& ids) const {
-  return embedding(weight, ids, options.padding_idx);
+  return embedding(weight, ids, {.padding_idx = options.padding_idx, .sparse = options.sparse});
 }
 
 std::string Embedding::extra_repr() const {
   std::string s = std::to_string(options.num_embeddings) + ", " + std::to_string(options.embedding_dim);
   if (options.padding_idx >= 0) s += ", padding_idx=" + std::to_string(options.padding_idx);
+  if (options.sparse) s += ", sparse=True";
   return s;
 }
 

@@ -4,6 +4,11 @@
 //
 //   Embedding embed(10000, 64, /*padding_idx=*/0);
 //   Variable x = embed.forward(ids);   // ids (B, T) int64 -> (B, T, 64)
+//
+// With sparse = true, backward() gives the table a row-sparse gradient, the rows the batch looked up
+// (weight.has_sparse_grad(); autograd/sparse_grad.h), for optim::SparseAdam or SGD without momentum:
+//
+//   Embedding table({.num_embeddings = 65536, .embedding_dim = 64, .sparse = true});
 #pragma once
 
 #include "nn/module.h"
@@ -14,6 +19,8 @@ struct EmbeddingOptions {
   int64_t num_embeddings = 0;
   int64_t embedding_dim = 0;
   int64_t padding_idx = -1;  // none
+  // The weight's gradient is row-sparse (PyTorch's sparse=True): see above.
+  bool sparse = false;
   // Where the initial weights are drawn from; nullptr: this thread's default generator. Not owned.
   Generator* generator = nullptr;
 };
@@ -23,7 +30,10 @@ class Embedding : public Module {
   explicit Embedding(const EmbeddingOptions& options);
   Embedding(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx = -1,
             Generator* generator = nullptr)
-      : Embedding(EmbeddingOptions{num_embeddings, embedding_dim, padding_idx, generator}) {}
+      : Embedding(EmbeddingOptions{.num_embeddings = num_embeddings,
+                                   .embedding_dim = embedding_dim,
+                                   .padding_idx = padding_idx,
+                                   .generator = generator}) {}
 
   // ids: any shape, int64 -> ids.shape + (embedding_dim)
   Variable forward(const Tensor& ids) const;

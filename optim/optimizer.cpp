@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "autograd/sparse_grad.h"
 #include "tensor/ops.h"
 
 namespace minigrad::optim {
@@ -20,6 +21,32 @@ void check_hyperparameter(std::string_view op, std::string_view what, double val
 // The gradient a parameter's update reads: contiguous and of the parameter's dtype and shape.
 Tensor gradient_of(const Variable& p) {
   return p.grad().contiguous();
+}
+
+// Throws, naming the parameter, if an optimizer that updates every row is given a row-sparse gradient:
+// before any parameter has moved, so that a refused step changes nothing.
+void refuse_row_sparse(std::string_view optimizer, const std::vector<Variable>& parameters,
+                       const std::vector<std::string>& names, std::string_view why) {
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (parameters[i].has_sparse_grad()) {
+      throw ValueError(
+          optimizer, "parameter " + names[i] +
+                         " has a row-sparse gradient (an embedding with sparse = true): " + std::string(why));
+    }
+  }
+}
+
+// Adam's and SparseAdam's per-parameter state, created at the parameter's first step: the step count
+// and the two moments, of the parameter's shape. Counts one more step and returns 1 - β1^t and 1 - β2^t.
+std::pair<double, double> count_adam_step(std::map<std::string, Tensor>& state, const Variable& param,
+                                          double b1, double b2) {
+  if (!state.count("step")) {
+    state["step"] = Tensor::zeros({}, DType::Int64);
+    state["exp_avg"] = Tensor::zeros(param.shape(), param.dtype());
+    state["exp_avg_sq"] = Tensor::zeros(param.shape(), param.dtype());
+  }
+  const int64_t t = ++*state["step"].data_ptr<int64_t>();
+  return {1 - std::pow(b1, static_cast<double>(t)), 1 - std::pow(b2, static_cast<double>(t))};
 }
 
 }  // namespace
@@ -116,12 +143,46 @@ SGD::SGD(ParameterList parameters, const SGDOptions& opts)
   }
 }
 
+namespace {
+
+// p[r] = p[r] - lr·g[r] for the rows r of a row-sparse gradient: the dense step without the rows whose
+// gradient is zero, which it would leave as they are.
+void sgd_step_rows(const Variable& param, const RowSparseGrad& grad, double lr) {
+  const int64_t width = grad.dense_shape[1];
+  const int64_t* rows = grad.indices.data_ptr<const int64_t>();  // (K), each row once
+  dispatch_float(param.dtype(), "SGD", [&]<typename T>() {
+    T* p = param.data().data_ptr<T>();             // (V, D)
+    const T* g = grad.values.data_ptr<const T>();  // (K, D)
+    const T step = T(lr);
+    parallel_for(grad.rows(), width, [=](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) {
+        T* pk = p + rows[k] * width;  // the table's row rows[k]
+        const T* gk = g + k * width;
+#pragma omp simd
+        for (int64_t j = 0; j < width; ++j) pk[j] -= step * gk[j];
+      }
+    });
+  });
+}
+
+}  // namespace
+
 void SGD::step() {
   NoGradGuard no_grad;
   const double lr = lr_, momentum = options.momentum, dampening = options.dampening,
                wd = options.weight_decay;
+  if (momentum != 0 || wd != 0) {
+    refuse_row_sparse("SGD", parameters_, names_,
+                      "SGD takes one only without momentum and weight decay, which would move every row "
+                      "(use SparseAdam, or SGD with momentum = 0 and weight_decay = 0)");
+  }
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& param = parameters_[i];
+    if (param.has_sparse_grad()) {
+      sgd_step_rows(param, param.sparse_grad(), lr);
+      param.data().bump_version();
+      continue;
+    }
     if (!param.grad().defined()) continue;
     const Tensor grad = gradient_of(param);
     auto& state = state_[i];
@@ -162,21 +223,15 @@ Adam::Adam(ParameterList parameters, const AdamOptions& opts, bool decoupled)
 
 void Adam::step() {
   NoGradGuard no_grad;
+  refuse_row_sparse(name(), parameters_, names_,
+                    name() + " does not take one, since it moves every row; use SparseAdam for it");
   const double lr = lr_, b1 = options.beta1, b2 = options.beta2, eps = options.eps, wd = options.weight_decay;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& param = parameters_[i];
     if (!param.grad().defined()) continue;
     const Tensor grad = gradient_of(param);
     auto& state = state_[i];
-    if (!state.count("step")) {
-      state["step"] = Tensor::zeros({}, DType::Int64);
-      state["exp_avg"] = Tensor::zeros(param.shape(), param.dtype());
-      state["exp_avg_sq"] = Tensor::zeros(param.shape(), param.dtype());
-    }
-    int64_t& t = *state["step"].data_ptr<int64_t>();
-    ++t;
-    const double bias_correction1 = 1 - std::pow(b1, static_cast<double>(t));
-    const double bias_correction2 = 1 - std::pow(b2, static_cast<double>(t));
+    const auto [bias_correction1, bias_correction2] = count_adam_step(state, param, b1, b2);
     const double step_size = lr / bias_correction1;
     const double bias_correction2_sqrt = std::sqrt(bias_correction2);
     dispatch_float(param.dtype(), name(), [&]<typename T>() {
@@ -207,6 +262,68 @@ void Adam::step() {
 
 AdamW::AdamW(ParameterList parameters, const AdamWOptions& o)
     : Adam(std::move(parameters), AdamOptions{o.lr, o.beta1, o.beta2, o.eps, o.weight_decay}, true) {}
+
+// ---------------------------------------------------------------------------------------------------
+// SparseAdam
+
+SparseAdam::SparseAdam(ParameterList parameters, const SparseAdamOptions& opts)
+    : Optimizer(std::move(parameters), opts.lr), options(opts) {
+  check_hyperparameter("SparseAdam", "beta1", opts.beta1, 0, 1 - 1e-12);
+  check_hyperparameter("SparseAdam", "beta2", opts.beta2, 0, 1 - 1e-12);
+  check_hyperparameter("SparseAdam", "eps", opts.eps, 0, INFINITY);
+}
+
+void SparseAdam::step() {
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < parameters_.size(); ++i) {  // before any parameter moves
+    const Variable& p = parameters_[i];
+    if (!p.has_sparse_grad() && p.grad().defined()) {
+      throw ValueError("SparseAdam", "parameter " + names_[i] +
+                                         " has a dense gradient; SparseAdam takes row-sparse ones only (an "
+                                         "embedding with sparse = true; asking its grad() makes it dense): "
+                                         "use Adam for it");
+    }
+  }
+  const double lr = lr_, b1 = options.beta1, b2 = options.beta2, eps = options.eps;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    const Variable& param = parameters_[i];
+    if (!param.has_sparse_grad()) continue;
+    const RowSparseGrad& grad = param.sparse_grad();
+    auto& state = state_[i];
+    // Dense moments, as PyTorch's: a row keeps its own across the steps that do not touch it.
+    const auto [bias_correction1, bias_correction2] = count_adam_step(state, param, b1, b2);
+    const double step_size = lr * std::sqrt(bias_correction2) / bias_correction1;
+    const int64_t width = grad.dense_shape[1];
+    const int64_t* rows = grad.indices.data_ptr<const int64_t>();  // (K), each row once
+    dispatch_float(param.dtype(), name(), [&]<typename T>() {
+      T* p = param.data().data_ptr<T>();  // (V, D), and so are m and v
+      T* m = state["exp_avg"].data_ptr<T>();
+      T* v = state["exp_avg_sq"].data_ptr<T>();
+      const T* g = grad.values.data_ptr<const T>();  // (K, D)
+      const T d1 = T(1 - b1), d2 = T(1 - b2), epsilon = T(eps), minus_step = T(-step_size);
+      // Each row is present once, so threads that take different k never write the same element. Within
+      // a row, p, m, v and g are four separate buffers: simd lets the compiler vectorize the row without
+      // checking them for overlap (a step of minigrad-bench's embedding table: 0.77 ms before, 0.31 ms).
+      parallel_for(grad.rows(), 8 * width, [=](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) {
+          const int64_t at = rows[k] * width;  // the table's row rows[k] in p, m and v
+          T *pk = p + at, *mk = m + at, *vk = v + at;
+          const T* gk = g + k * width;
+#pragma omp simd
+          for (int64_t j = 0; j < width; ++j) {
+            // PyTorch's operations in its order: the updates of m and v first, then added to the old ones.
+            const T m_update = (gk[j] - mk[j]) * d1, v_update = (gk[j] * gk[j] - vk[j]) * d2;
+            const T numer = m_update + mk[j], denom = std::sqrt(v_update + vk[j]) + epsilon;
+            mk[j] = numer;
+            vk[j] += v_update;
+            pk[j] += minus_step * (numer / denom);
+          }
+        }
+      });
+    });
+    param.data().bump_version();
+  }
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Gradient clipping
@@ -243,8 +360,10 @@ double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm, 
     throw ValueError("clip_grad_norm", "max_norm must be positive, got " + std::to_string(max_norm));
   double squares = 0;
   for (const Variable& p : parameters) {
-    if (!p.grad().defined()) continue;
-    const Tensor g = p.grad().contiguous();
+    // A row-sparse gradient's rows present are all its non-zeros. (Asking grad() would make it dense.)
+    const bool sparse = p.has_sparse_grad();
+    if (!sparse && !p.grad().defined()) continue;
+    const Tensor g = sparse ? p.sparse_grad().values.contiguous() : p.grad().contiguous();
     dispatch_float(g.dtype(), "clip_grad_norm",
                    [&]<typename T>() { squares += sum_of_squares(g.data_ptr<const T>(), g.numel()); });
   }
@@ -256,7 +375,11 @@ double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm, 
   const double scale = max_norm / (norm + 1e-6);
   if (std::isfinite(norm) && scale < 1) {
     for (const Variable& p : parameters) {
-      if (p.grad().defined()) p.grad().mul_(scale);
+      if (p.has_sparse_grad()) {
+        p.sparse_grad().values.mul_(scale);
+      } else if (p.grad().defined()) {
+        p.grad().mul_(scale);
+      }
     }
   }
   return norm;

@@ -1,5 +1,5 @@
-// Optimizers, in order of complexity: SGD (with momentum), Adam, AdamW. Each follows PyTorch's update
-// rule exactly, so results can be compared step by step.
+// Optimizers, in order of complexity: SGD (with momentum), Adam, AdamW, and SparseAdam for row-sparse
+// gradients. Each follows PyTorch's update rule exactly, so results can be compared step by step.
 //
 //   optim::AdamW optimizer(model.named_parameters(), {.lr = 1e-3});  // or a list of Variables
 //   for (...) {
@@ -11,6 +11,15 @@
 //
 // A parameter whose gradient is undefined (it took no part in the loss) is skipped by step(): its value
 // and its state stay as they are.
+//
+// Row-sparse gradients (an nn::Embedding with sparse = true; autograd/sparse_grad.h), as in PyTorch: SGD
+// without momentum or weight decay steps the rows present; SparseAdam takes them only; Adam and AdamW
+// refuse them (they would have to step every row). An optimizer that refuses a gradient throws before it
+// changes anything, naming the parameter. A table with a row-sparse gradient and the rest of the model
+// take two optimizers:
+//
+//   optim::SparseAdam table_optimizer(table.named_parameters(), {.lr = 1e-3});
+//   optim::Adam optimizer(rest.named_parameters(), {.lr = 1e-3});
 #pragma once
 
 #include <map>
@@ -82,6 +91,10 @@ struct SGDOptions {
 //   b = g on the first step, else momentum·b + (1 - dampening)·g      (when momentum > 0)
 //   g = g + momentum·b  (Nesterov)   or   g = b
 //   p = p - lr·g
+// A row-sparse gradient steps its rows only, p = p - lr·grad, which is what the dense step does with the
+// zeros of the other rows. With momentum or weight decay every row would move, so it is refused (PyTorch
+// refuses weight decay; its momentum buffer turns sparse and decays only the rows seen so far, which
+// minigrad does not copy).
 class SGD : public Optimizer {
  public:
   SGD(ParameterList parameters, const SGDOptions& options);
@@ -138,11 +151,38 @@ class AdamW : public Adam {
   std::string name() const override { return "AdamW"; }
 };
 
+struct SparseAdamOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+};
+
+// PyTorch's SparseAdam, for row-sparse gradients only (a dense one is refused: use Adam). A row's moments
+// and weights change only when the row is in the gradient; one step count t per parameter counts the
+// steps that gave it a gradient. For each row present, with g its gradient:
+//   m = m + (1 - β1)·(g - m),   v = v + (1 - β2)·(g² - v)
+//   p = p - lr·√(1 - β2^t) / (1 - β1^t) · m / (√v + eps)
+// Unlike Adam, the rows absent from a step keep their m and v (Adam decays them, since their g is 0) and
+// their weights (Adam still moves them by m/√v); eps is added to √v before the bias correction, which
+// is folded into the step size; and there is no weight decay.
+class SparseAdam : public Optimizer {
+ public:
+  SparseAdam(ParameterList parameters, const SparseAdamOptions& options);
+  void step() override;
+  std::string name() const override { return "SparseAdam"; }
+  SparseAdamOptions options;
+
+ protected:
+  std::vector<std::string> state_keys() const override { return {"step", "exp_avg", "exp_avg_sq"}; }
+};
+
 // Scales all gradients together so that their joint L2 norm is at most max_norm, as PyTorch's
 // clip_grad_norm_: scale = max_norm / (norm + 1e-6), applied only when below 1. Returns the norm before
 // clipping. Parameters without a gradient are ignored. A non-finite norm (an inf or NaN gradient) leaves
 // the gradients as they are and is returned, so that the caller must look at it before stepping, or,
-// with error_if_nonfinite, throws (PyTorch's option of the same name).
+// with error_if_nonfinite, throws (PyTorch's option of the same name). A row-sparse gradient counts its
+// rows present (the others are zero) and has those rows scaled.
 struct ClipGradNormOptions {
   bool error_if_nonfinite = false;
 };

@@ -37,6 +37,11 @@ inline Variable leaf(std::initializer_list<double> values, const Shape& shape, D
   return Variable(Tensor::from_values(values, shape, dtype), true);
 }
 
+// A 1-D int64 tensor of token or row ids.
+inline Tensor ids_of(const std::vector<int64_t>& ids) {
+  return Tensor::from_vector(ids, {static_cast<int64_t>(ids.size())});
+}
+
 // Elementwise |actual - expected| <= tol, with a message naming the first mismatch.
 inline void expect_close(const Tensor& actual, const std::vector<double>& expected, double tol = 1e-6) {
   const std::vector<double> got = actual.to_vector<double>();

@@ -194,6 +194,59 @@ BOOST_AUTO_TEST_CASE(gradients_summed_by_rows_equal_the_dense_sum) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(row_sparse_gradients_averaged_equal_the_dense_average) {
+  // Each rank looks up rows of its own and rows every rank looks up, in a table with row-sparse gradients
+  // and in the same table with dense ones; a second table gets no lookup on the last rank (no gradient
+  // there). Averaged, the row-sparse gradients are the dense average, row for row, on every rank.
+  const int rank = distributed::rank(), world = distributed::world_size();
+  for (DType dtype : {DType::Float64, DType::Float32}) {
+    auto table = [&] { return Variable(Tensor::zeros({30, 4}, dtype), true); };
+    const Variable sparse_a = table(), sparse_b = table(), dense_a = table(), dense_b = table();
+    const Tensor ids = Tensor::from_vector<int64_t>({rank, 7, 10 + 3 * rank, 7, 29}, {5});
+    std::vector<double> upstream(20);
+    for (size_t n = 0; n < upstream.size(); ++n) upstream[n] = 0.25 * (rank + 1) + 0.125 * double(n);
+    const Tensor g = Tensor::from_vector(upstream, {5, 4}).to(dtype);
+    embedding(sparse_a, ids, {.sparse = true}).backward(g);
+    embedding(dense_a, ids).backward(g);
+    if (rank != world - 1) {
+      embedding(sparse_b, ids.slice(0, 0, 2), {.sparse = true}).backward(g.slice(0, 0, 2));
+      embedding(dense_b, ids.slice(0, 0, 2)).backward(g.slice(0, 0, 2));
+    }
+    distributed::average_gradients({sparse_a, sparse_b});
+    distributed::average_gradients({dense_a, dense_b}, {.row_sparse_bytes = 0});
+    for (const auto& [sparse, dense] : {std::pair{sparse_a, dense_a}, std::pair{sparse_b, dense_b}}) {
+      BOOST_REQUIRE(sparse.has_sparse_grad());  // also on the rank that had none
+      BOOST_TEST(sparse.sparse_grad().to_dense().to_vector<double>() == dense.grad().to_vector<double>(),
+                 dtype_name(dtype));
+    }
+    // The union of every rank's rows: 7 and 29 from all, rank r's own r and 10 + 3r.
+    BOOST_TEST(sparse_a.sparse_grad().rows() == 2 + 2 * world);
+    BOOST_TEST(sparse_b.sparse_grad().rows() == world);  // 7, and r from every rank r but the last
+    // Row 7, looked up twice on every rank: the mean of the ranks' sums.
+    double expected = 0;
+    for (int r = 0; r < world; ++r) expected += 2 * 0.25 * (r + 1) + 0.125 * (4 + 12);
+    BOOST_TEST(dense_a.grad().at({7, 0}) == expected / world);
+    BOOST_TEST(same_everywhere(fingerprint({Variable(sparse_a.sparse_grad().to_dense())})));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_gradient_dense_on_one_rank_is_averaged_dense_everywhere) {
+  // Row-sparse on rank 0, dense elsewhere: every rank ends with the dense mean.
+  const int rank = distributed::rank(), world = distributed::world_size();
+  Variable table(Tensor::zeros({6, 2}, DType::Float64), true);
+  if (rank == 0) {
+    sum(embedding(table, Tensor::from_vector<int64_t>({4}, {1}), {.sparse = true})).backward();
+  } else {
+    sum(table * 2.0).backward();
+  }
+  distributed::average_gradients({table});
+  BOOST_TEST(!table.has_sparse_grad());
+  const double others = 2.0 * (world - 1);
+  expect_equal(table.grad(), {others / world, others / world, others / world, others / world, others / world,
+                              others / world, others / world, others / world, (others + 1) / world,
+                              (others + 1) / world, others / world, others / world});
+}
+
 BOOST_AUTO_TEST_CASE(every_rank_gets_every_ranks_values) {
   const uint64_t r = static_cast<uint64_t>(distributed::rank());
   const std::vector<uint64_t> mine = {r, ~r};

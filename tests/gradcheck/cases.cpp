@@ -404,6 +404,30 @@ std::vector<GradcheckCase> build() {
         const Tensor ids = Tensor::from_vector<int64_t>({0, 3, 3, 1, 4, 0}, {2, 3});
         return embedding(x[0], ids);
       });
+  // Checked through its dense view: gradcheck reads the table's gradient with grad(), which turns the
+  // row-sparse gradient dense; the second derivatives go through the dense fallback of create_graph.
+  add_case(
+      "embedding (sparse, repeated ids)",
+      [](Generator& g) {
+        return Inputs{normal(g, {6, size_in(g, 1, 3)})};
+      },
+      [](In x) {
+        const Tensor ids = Tensor::from_vector<int64_t>({5, 3, 3, 1, 5, 0}, {3, 2});
+        return embedding(x[0], ids, {.sparse = true});
+      });
+  // One table looked up twice sparsely and once densely: the row-sparse gradients are coalesced with each
+  // other, then added into the dense one.
+  add_case(
+      "embedding (sparse twice, then dense, one table)",
+      [](Generator& g) {
+        return Inputs{normal(g, {5, size_in(g, 1, 3)})};
+      },
+      [](In x) {
+        const Tensor first = Tensor::from_vector<int64_t>({4, 1, 4}, {3});
+        const Tensor second = Tensor::from_vector<int64_t>({1, 2, 0}, {3});
+        return embedding(x[0], first, {.sparse = true}) * embedding(x[0], second, {.sparse = true}) +
+               embedding(x[0], Tensor::from_vector<int64_t>({3, 3, 1}, {3}));
+      });
   add_case(
       "dropout (p = 0.3, fixed mask)",
       [](Generator& g) {
@@ -543,6 +567,13 @@ std::vector<GradcheckCase> build() {
     auto layer = in_float64(std::make_shared<nn::Embedding>(5, size_in(g, 2, 3)));
     return layer_check(layer, {}, [layer](In) {
       return layer->forward(Tensor::from_vector<int64_t>({4, 0, 4, 2}, {2, 2}));
+    });
+  });
+  add_layer("nn::Embedding (sparse)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::Embedding>(
+        nn::EmbeddingOptions{.num_embeddings = 6, .embedding_dim = size_in(g, 2, 3), .sparse = true}));
+    return layer_check(layer, {}, [layer](In) {
+      return layer->forward(Tensor::from_vector<int64_t>({4, 0, 4, 2, 5, 4}, {3, 2}));
     });
   });
   add_layer("nn::LayerNorm", [](Generator& g) {
