@@ -16,7 +16,9 @@
 # takes five times as many, so that its runs last as long: with 50 steps each, its runs lasted 5-11 s and
 # its 2 × 1 ÷ 1 × 1 went from 1.64 to 1.84 between the rounds of one benchmark.
 #
-#   bench/distributed-sentiment.sh [--steps 30] [--rounds 2] [--data data/aclImdb]
+#   bench/distributed-sentiment.sh [--steps 30] [--rounds 2] [--data data/aclImdb] [-- TRAIN OPTIONS]
+#
+# Options after -- go to every run of `minigrad-sentiment train` (e.g. -- --sparse-embeddings).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=30 rounds=2 data=data/aclImdb
@@ -25,6 +27,7 @@ while [ $# -gt 0 ]; do
     --steps) steps=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --data) data=$2; shift 2 ;;
+    --) shift; break ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -41,7 +44,7 @@ declare -A layouts=([1x1]="env MINIGRAD_NUM_THREADS=1" [1x2]="env MINIGRAD_NUM_T
   [2x1]="mpiexec --allow-run-as-root --oversubscribe -np 2 -x MINIGRAD_NUM_THREADS=1")
 # shellcheck source=bench/machine.sh
 source bench/machine.sh
-echo "machine: $(describe_machine); ${model_steps[default]} steps per run of the default model, $steps of the wide one, $rounds round(s)"
+echo "machine: $(describe_machine); ${model_steps[default]} steps per run of the default model, $steps of the wide one, $rounds round(s)${*:+; train options: $*}"
 declare -A results
 for round in $(seq 1 "$rounds"); do
   for model in default wide; do
@@ -50,7 +53,7 @@ for round in $(seq 1 "$rounds"); do
         # shellcheck disable=SC2086
         for k in 1 2; do
           env MINIGRAD_NUM_THREADS=1 "$bin" train --data "$data" --out "$out/$model-apart-$k" --overwrite --no-eval \
-            --max-steps "${model_steps[$model]}" ${models[$model]} > "$out/apart-$k.log" 2>&1 &
+            --max-steps "${model_steps[$model]}" ${models[$model]} "$@" > "$out/apart-$k.log" 2>&1 &
         done
         wait
         line="$(grep -hE "^trained [0-9]+ steps" "$out"/apart-[12].log | tr '\n' ' ')"
@@ -58,7 +61,7 @@ for round in $(seq 1 "$rounds"); do
       else
         # shellcheck disable=SC2086
         line=$(${layouts[$layout]} "$bin" train --data "$data" --out "$out/$model-$layout" --overwrite --no-eval \
-          --max-steps "${model_steps[$model]}" ${models[$model]} 2>&1 | grep -E "^trained [0-9]+ steps")
+          --max-steps "${model_steps[$model]}" ${models[$model]} "$@" 2>&1 | grep -E "^trained [0-9]+ steps")
         tps=$(sed -E 's/.* s: ([0-9]+) tokens\/s.*/\1/' <<<"$line")
       fi
       share=$(grep -oE "[0-9.]+% of rank 0's training time" <<<"$line" | cut -d% -f1 || true)

@@ -12,7 +12,6 @@ namespace minigrad::optim {
 
 namespace {
 
-constexpr const char* kOptimizerPrefix = "optimizer.";
 constexpr const char* kGeneratorPrefix = "generator.";
 constexpr const char* kAveragePrefix = "ema.";
 
@@ -86,9 +85,32 @@ void load_weights(nn::Module& module, const std::string& path) {
   load_weights(module, load_safetensors(path), path);
 }
 
+namespace {
+// Optimizer k's prefix and metadata keys: "optimizer." / "optimizer", "parameters" for the first (as a
+// file of one optimizer has them), "optimizerK." / "optimizerK", "parametersK" for the others.
+std::string optimizer_key(size_t k) {
+  return k == 0 ? "optimizer" : "optimizer" + std::to_string(k);
+}
+std::string parameters_key(size_t k) {
+  return k == 0 ? "parameters" : "parameters" + std::to_string(k);
+}
+
+}  // namespace
+
 std::string serialize_training_state(const Optimizer& optimizer, const TrainingState& state) {
+  return serialize_training_state(std::vector<const Optimizer*>{&optimizer}, state);
+}
+
+std::string serialize_training_state(const std::vector<const Optimizer*>& optimizers,
+                                     const TrainingState& state) {
   std::vector<std::pair<std::string, Tensor>> tensors;
-  for (const auto& [name, t] : optimizer.state_tensors()) tensors.emplace_back(kOptimizerPrefix + name, t);
+  std::map<std::string, std::string> meta = state.metadata;
+  for (size_t k = 0; k < optimizers.size(); ++k) {
+    for (const auto& [name, t] : optimizers[k]->state_tensors())
+      tensors.emplace_back(optimizer_key(k) + "." + name, t);
+    meta[optimizer_key(k)] = optimizers[k]->name();
+    meta[parameters_key(k)] = std::to_string(optimizers[k]->parameters().size());
+  }
   for (const auto& [name, words] : state.generators) {
     // The generator's four 64-bit words, stored bit for bit as int64.
     std::vector<int64_t> w;
@@ -96,29 +118,41 @@ std::string serialize_training_state(const Optimizer& optimizer, const TrainingS
     tensors.emplace_back(kGeneratorPrefix + name, Tensor::from_vector(w, {4}));
   }
   for (const auto& [name, t] : state.averages) tensors.emplace_back(kAveragePrefix + name, t);
-  std::map<std::string, std::string> meta = state.metadata;
-  meta["optimizer"] = optimizer.name();
   meta["step"] = std::to_string(state.step);
-  meta["parameters"] = std::to_string(optimizer.parameters().size());
   return serialize_safetensors(tensors, meta);
 }
 
 TrainingState load_training_state(const SafetensorsFile& file, const std::string& source,
                                   Optimizer& optimizer) {
+  return load_training_state(file, source, std::vector<Optimizer*>{&optimizer});
+}
+
+TrainingState load_training_state(const SafetensorsFile& file, const std::string& source,
+                                  const std::vector<Optimizer*>& optimizers) {
   auto meta = [&](const std::string& key) {
     auto it = file.metadata.find(key);
     if (it == file.metadata.end())
       throw Error("load_training_state", source + ": no '" + key + "' in the metadata");
     return it->second;
   };
-  if (meta("optimizer") != optimizer.name()) {
-    throw Error("load_training_state",
-                source + ": holds the state of " + meta("optimizer") + ", not " + optimizer.name());
+  const size_t n = optimizers.size();
+  for (size_t k = 0; k < n; ++k) {
+    const Optimizer& optimizer = *optimizers[k];
+    const std::string which =
+        n > 1 ? " (optimizer " + std::to_string(k + 1) + " of " + std::to_string(n) + ")" : "";
+    if (meta(optimizer_key(k)) != optimizer.name()) {
+      throw Error("load_training_state", source + ": holds the state of " + meta(optimizer_key(k)) +
+                                             ", not " + optimizer.name() + which);
+    }
+    if (meta(parameters_key(k)) != std::to_string(optimizer.parameters().size())) {
+      throw Error("load_training_state", source + ": saved for " + meta(parameters_key(k)) +
+                                             " parameters, the optimizer has " +
+                                             std::to_string(optimizer.parameters().size()) + which);
+    }
   }
-  if (meta("parameters") != std::to_string(optimizer.parameters().size())) {
-    throw Error("load_training_state", source + ": saved for " + meta("parameters") +
-                                           " parameters, the optimizer has " +
-                                           std::to_string(optimizer.parameters().size()));
+  if (file.metadata.count(optimizer_key(n))) {
+    throw Error("load_training_state", source + ": holds the state of more than " + std::to_string(n) +
+                                           " optimizer(s) (" + meta(optimizer_key(n)) + " is one more)");
   }
   TrainingState state;
   state.metadata = file.metadata;
@@ -129,8 +163,12 @@ TrainingState load_training_state(const SafetensorsFile& file, const std::string
   } catch (const std::logic_error&) {
     throw Error("load_training_state", source + ": step '" + meta("step") + "' is not a whole number");
   }
-  std::vector<std::pair<std::string, Tensor>> optimizer_state;
+  std::vector<std::vector<std::pair<std::string, Tensor>>> optimizer_state(n);
   for (const auto& [name, t] : file.tensors) {
+    // The optimizer whose prefix the name starts with: "optimizer." is the first, "optimizerK." the k-th.
+    size_t owner = n;
+    for (size_t k = 0; k < n && owner == n; ++k)
+      if (name.rfind(optimizer_key(k) + ".", 0) == 0) owner = k;
     if (name.rfind(kGeneratorPrefix, 0) == 0) {
       if (t.dtype() != DType::Int64 || t.shape() != Shape{4}) {
         throw Error("load_training_state", source + ": '" + name + "' is not int64 [4]");
@@ -139,18 +177,25 @@ TrainingState load_training_state(const SafetensorsFile& file, const std::string
       const std::vector<int64_t> w = t.to_vector<int64_t>();
       for (size_t i = 0; i < 4; ++i) words[i] = std::bit_cast<uint64_t>(w[i]);
       state.generators[name.substr(std::string(kGeneratorPrefix).size())] = words;
-    } else if (name.rfind(kOptimizerPrefix, 0) == 0) {
-      optimizer_state.emplace_back(name.substr(std::string(kOptimizerPrefix).size()), t);
+    } else if (owner < n) {
+      optimizer_state[owner].emplace_back(name.substr(optimizer_key(owner).size() + 1), t);
     } else if (name.rfind(kAveragePrefix, 0) == 0) {
       state.averages.emplace_back(name.substr(std::string(kAveragePrefix).size()), t);
     } else {
       throw Error("load_training_state", source + ": unexpected tensor '" + name + "'");
     }
   }
-  try {
-    optimizer.load_state_tensors(optimizer_state);
-  } catch (const Error& e) {
-    throw Error("load_training_state", source + ": " + e.detail());
+  // Each optimizer checks its tensors before it takes them; if a later one refuses, the earlier ones get
+  // their old state back, so that a bad file changes nothing.
+  std::vector<std::vector<std::pair<std::string, Tensor>>> before;
+  for (size_t k = 0; k < n; ++k) {
+    try {
+      before.push_back(optimizers[k]->state_tensors());
+      optimizers[k]->load_state_tensors(optimizer_state[k]);
+    } catch (const Error& e) {
+      for (size_t j = 0; j < k; ++j) optimizers[j]->load_state_tensors(before[j]);
+      throw Error("load_training_state", source + ": " + e.detail());
+    }
   }
   return state;
 }

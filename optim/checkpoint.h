@@ -66,4 +66,14 @@ std::string serialize_training_state(const Optimizer& optimizer, const TrainingS
 TrainingState load_training_state(const SafetensorsFile& file, const std::string& source,
                                   Optimizer& optimizer);
 
+// The same for a model whose parameters are split between optimizers, as a row-sparse embedding table's
+// SparseAdam beside the rest's AdamW: one file holds them all, optimizers[0] as above ("optimizer.*",
+// metadata "optimizer" and "parameters") and optimizers[k], k > 0, as "optimizerK.*", "optimizerK" and
+// "parametersK". Loading takes the same kinds of optimizer, in the same order; if any part does not fit,
+// it throws and every optimizer keeps the state it had.
+std::string serialize_training_state(const std::vector<const Optimizer*>& optimizers,
+                                     const TrainingState& state);
+TrainingState load_training_state(const SafetensorsFile& file, const std::string& source,
+                                  const std::vector<Optimizer*>& optimizers);
+
 }  // namespace minigrad::optim

@@ -455,6 +455,9 @@ int main(int argc, char** argv) {
       "!--hashed-ngrams", config.ngram_vocabulary,
       "Hash every n-gram into the table's rows (fastText's way) instead of giving the most common "
       "ones a row each");
+  train->add_flag("!--dense-embeddings", config.sparse_embeddings,
+                  "Dense gradients for the token and n-gram tables, stepped with the rest by AdamW, instead "
+                  "of row-sparse ones stepped by SparseAdam (only the rows a batch looked up move)");
   train->add_option("--plot", args.plot,
                     "PNG of the per-epoch loss and accuracy (default: <out>-training.png)");
   train->add_option("--layers", config.num_layers, "Encoder layers")

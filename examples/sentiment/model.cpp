@@ -38,6 +38,7 @@ json Config::to_json() const {
           {"ngram_buckets", ngram_buckets},
           {"ngram_max", ngram_max},
           {"ngram_vocabulary", ngram_vocabulary},
+          {"sparse_embeddings", sparse_embeddings},
           {"batch_size", batch_size},
           {"epochs", epochs},
           {"lr", lr},
@@ -84,12 +85,14 @@ Config Config::from_json(const json& j, const std::string& source) {
   c.validation = 0;
   c.label_smoothing = 0;
   c.ngram_buckets = 0;
-  c.ngram_vocabulary = false;  // models from before it hashed their n-grams
+  c.ngram_vocabulary = false;   // models from before it hashed their n-grams
+  c.sparse_embeddings = false;  // and stepped every row with AdamW
   read("validation", c.validation, true);
   read("validation_seed", c.validation_seed, true);
   read("ngram_buckets", c.ngram_buckets, true);
   read("ngram_max", c.ngram_max, true);
   read("ngram_vocabulary", c.ngram_vocabulary, true);
+  read("sparse_embeddings", c.sparse_embeddings, true);
   read("num_hiddens", c.num_hiddens);
   read("num_heads", c.num_heads);
   read("ffn_num_hiddens", c.ffn_num_hiddens);
@@ -149,6 +152,14 @@ void Config::check(const std::string& op) const {
   in("pretrain_epochs", double(pretrain_epochs), 0, 1000);
   in("pretrain_lr", pretrain_lr, 1e-7, 10);
   in("mask_prob", mask_prob, 0.01, 0.9);
+  if (sparse_embeddings && pretrain_epochs > 0) {
+    // Pretraining predicts tokens through the token table (tied weights), which gives it a dense
+    // gradient, and SparseAdam takes row-sparse ones only.
+    throw ValueError(op,
+                     "sparse_embeddings does not go with pretrain_epochs > 0 (train with "
+                     "--dense-embeddings): the pretraining's tied "
+                     "output layer gives the token table a dense gradient");
+  }
   if (num_hiddens % num_heads != 0) {
     throw ValueError(op, "num_heads (" + std::to_string(num_heads) + ") must divide num_hiddens (" +
                              std::to_string(num_hiddens) + ")");
@@ -191,8 +202,13 @@ SentimentModel::SentimentModel(const Config& c, int64_t vocab_size, NgramVocabul
     table.copy_(Tensor::normal(table.shape(), 0, c.embedding_std));
     table.select(0, Vocabulary::kPad).zero_();
   }
+  encoder->embedding->options.sparse = c.sparse_embeddings;
   if (c.ngram_buckets > 0) {
-    ngrams = register_module("ngrams", std::make_shared<nn::Embedding>(c.ngram_buckets, c.num_hiddens, 0));
+    ngrams = register_module(
+        "ngrams", std::make_shared<nn::Embedding>(nn::EmbeddingOptions{.num_embeddings = c.ngram_buckets,
+                                                                       .embedding_dim = c.num_hiddens,
+                                                                       .padding_idx = 0,
+                                                                       .sparse = c.sparse_embeddings}));
     const Tensor& table = ngrams->weight.data();
     table.copy_(Tensor::normal(table.shape(), 0, c.embedding_std));
     table.select(0, 0).zero_();

@@ -66,6 +66,13 @@ struct Config {
   // on validation against 89.40% (seeds 0-4): hashed, each row is shared by about 8 bigrams, and those
   // without a row of their own are each in at most 9 of the 22,500 training reviews.
   bool ngram_vocabulary = true;
+  // true: the token and n-gram tables get row-sparse gradients (nn::Embedding's sparse), stepped by
+  // optim::SparseAdam, which moves only the rows a batch looked up and has no weight decay; the rest of
+  // the model keeps AdamW. false: one AdamW steps every row of both tables at every step. Validation on
+  // other films, seeds 0-2: 90.12% against 89.53%, with a lower validation loss for every seed: a row
+  // that a batch does not look up keeps its weights, where AdamW keeps moving it by its old moments and
+  // decays it.
+  bool sparse_embeddings = true;
   // training
   int64_t batch_size = 64;
   int64_t epochs = 2;

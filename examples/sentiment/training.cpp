@@ -12,6 +12,7 @@
 #include <optional>
 #include <ostream>
 #include <stdexcept>
+#include <utility>
 
 namespace sentiment {
 
@@ -315,8 +316,8 @@ std::vector<size_t> share_of_batch(const std::vector<size_t>& batch, const std::
 // poison every weight at the step, so it throws from `op` before the caller steps, with the last good
 // checkpoint still in place (every rank sees the same summed loss and norm, and stops alike). Returns the
 // seconds this rank spent in the first of those collectives (TrainingLog::waiting_seconds).
-double reduce_and_clip(optim::Optimizer& optimizer, const Ranks& ranks, std::span<double> stats, double clip,
-                       const std::string& op, int64_t step, const std::string& lr_option) {
+double reduce_and_clip(const std::vector<Variable>& parameters, const Ranks& ranks, std::span<double> stats,
+                       double clip, const std::string& op, int64_t step, const std::string& lr_option) {
   double waited = 0;
   if (ranks.world > 1) {
     // The few stats first: a collective ends only when the slowest rank has joined it, so this one
@@ -324,10 +325,10 @@ double reduce_and_clip(optim::Optimizer& optimizer, const Ranks& ranks, std::spa
     const auto start = Clock::now();
     ranks.sum(stats);
     waited = std::chrono::duration<double>(Clock::now() - start).count();
-    ranks.average_gradients(optimizer.parameters());
+    ranks.average_gradients(parameters);
   }
   const double loss = stats[0] / stats[2];
-  const double norm = optim::clip_grad_norm(optimizer.parameters(), clip);
+  const double norm = optim::clip_grad_norm(parameters, clip);
   if (!std::isfinite(loss) || !std::isfinite(norm)) {
     throw Error(op, "step " + std::to_string(step + 1) + ": the " +
                         (std::isfinite(loss) ? "gradient norm" : "loss") + " is " +
@@ -377,6 +378,7 @@ PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& exam
   const Config& c = checkpoint.config;
   PretrainingLog log;
   if (c.pretrain_epochs == 0) return log;
+  c.check("pretrain");
   if (examples.empty()) throw ValueError("pretrain", "no examples to pretrain on");
   const Ranks& ranks = options.ranks;
   SentimentModel& model = *checkpoint.model;
@@ -425,7 +427,7 @@ PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& exam
                  (static_cast<double>(mine.size()) * ranks.world / static_cast<double>(batches[b].size()));
         loss.backward();
       }
-      reduce_and_clip(optimizer, ranks, stats, c.clip, "pretrain", step, "--pretrain-lr");
+      reduce_and_clip(optimizer.parameters(), ranks, stats, c.clip, "pretrain", step, "--pretrain-lr");
       optimizer.step();
       ++step;
       for (int k = 0; k < 3; ++k) sums[static_cast<size_t>(k)] += stats[static_cast<size_t>(k)];
@@ -474,6 +476,45 @@ int64_t whole_number(const optim::TrainingState& state, const std::string& key, 
   }
 }
 
+// The classifier's optimizers: AdamW for the whole model, or, with config.sparse_embeddings, AdamW for
+// all but the two embedding tables and SparseAdam for those (their gradients are row-sparse, which AdamW
+// refuses: it would step every row). One learning rate and schedule for both.
+class Optimizers {
+ public:
+  Optimizers(SentimentModel& model, const Config& c) {
+    std::vector<std::pair<std::string, Variable>> dense, sparse;
+    for (const auto& [name, p] : model.named_parameters()) {
+      const bool table =
+          p.is_same(model.encoder->embedding->weight) || (model.ngrams && p.is_same(model.ngrams->weight));
+      (c.sparse_embeddings && table ? sparse : dense).emplace_back(name, p);
+      parameters_.push_back(p);
+    }
+    dense_.emplace(dense, optim::AdamWOptions{.lr = c.lr, .weight_decay = c.weight_decay});
+    if (!sparse.empty()) sparse_.emplace(sparse, optim::SparseAdamOptions{.lr = c.lr});
+  }
+  const std::vector<Variable>& parameters() const { return parameters_; }
+  void set_learning_rate(double lr) {
+    for (optim::Optimizer* o : all()) o->set_learning_rate(lr);
+  }
+  void zero_grad() {
+    for (optim::Optimizer* o : all()) o->zero_grad();
+  }
+  void step() {
+    for (optim::Optimizer* o : all()) o->step();
+  }
+  // In a fixed order, for the training state: AdamW, then SparseAdam if there is one.
+  std::vector<optim::Optimizer*> all() {
+    std::vector<optim::Optimizer*> list = {&*dense_};
+    if (sparse_) list.push_back(&*sparse_);
+    return list;
+  }
+
+ private:
+  std::vector<Variable> parameters_;  // all of them, in the model's order
+  std::optional<optim::AdamW> dense_;
+  std::optional<optim::SparseAdam> sparse_;
+};
+
 }  // namespace
 
 TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
@@ -493,7 +534,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
   const int64_t steps_per_epoch = (static_cast<int64_t>(examples.size()) + c.batch_size - 1) / c.batch_size;
   int64_t total = steps_per_epoch * c.epochs;
   if (options.max_steps > 0) total = std::min(total, options.max_steps);
-  optim::AdamW optimizer(model.named_parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
+  Optimizers optimizer(model, c);
   // With ema_decay, the averaged weights are the model's whenever it is evaluated or saved (swapped in,
   // then out again to go on training); the training weights live in the average's place meanwhile.
   std::optional<optim::ExponentialMovingAverage> average;
@@ -510,7 +551,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
   Position at{.epoch_order = order_generator.state()};
   if (options.resume) {
     const std::string& source = options.resume_source;
-    const optim::TrainingState state = optim::load_training_state(*options.resume, source, optimizer);
+    const optim::TrainingState state = optim::load_training_state(*options.resume, source, optimizer.all());
     const int64_t saved_ranks = whole_number(state, "ranks", source);
     if (saved_ranks != ranks.world) {
       throw Error("resume", source + ": saved by a run of " + std::to_string(saved_ranks) +
@@ -552,7 +593,8 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
       state.generators["dropout.rank" + std::to_string(r)] = dropout[r];
     // Called with the averages swapped in: average holds the training weights.
     if (average) state.averages = average->state_tensors();
-    return optim::serialize_training_state(optimizer, state);
+    const std::vector<optim::Optimizer*> optimizers = optimizer.all();
+    return optim::serialize_training_state({optimizers.begin(), optimizers.end()}, state);
   };
 
   examples::Progress progress(out, options.interactive, total);
@@ -588,7 +630,8 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
         if (ranks.world > 1) loss = loss * (n * ranks.world / static_cast<double>(batches[b].size()));
         loss.backward();
       }
-      log.waiting_seconds += reduce_and_clip(optimizer, ranks, stats, c.clip, "train", step, "--lr");
+      log.waiting_seconds +=
+          reduce_and_clip(optimizer.parameters(), ranks, stats, c.clip, "train", step, "--lr");
       optimizer.step();
       if (average) average->update();
       ++step;

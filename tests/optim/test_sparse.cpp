@@ -273,6 +273,99 @@ BOOST_AUTO_TEST_CASE(sparse_adam_resumes_bit_for_bit_from_its_state_tensors) {
   BOOST_TEST(first.weight.data().to_vector<float>() != straight.weight.data().to_vector<float>());
 }
 
+BOOST_AUTO_TEST_CASE(a_table_and_a_model_on_two_optimizers_resume_bit_for_bit_from_one_file) {
+  // A sparse table's SparseAdam beside a head's AdamW, saved in one training-state file: resumed into
+  // fresh optimizers, training goes on exactly as without the interruption.
+  const Tensor labels = Tensor::from_vector<int64_t>({0, 1}, {2});
+  auto ids = [](int step) {
+    return Tensor::from_vector<int64_t>({step % 9, (5 * step) % 17, 3, (step * step) % 19}, {2, 2});
+  };
+  struct Model {
+    nn::Embedding table{{.num_embeddings = 20, .embedding_dim = 4, .sparse = true}};
+    nn::Linear head{4, 2};
+  };
+  auto train = [&](Model& m, optim::SparseAdam& table_opt, optim::AdamW& head_opt, int from, int to) {
+    for (int step = from; step < to; ++step) {
+      table_opt.zero_grad();
+      head_opt.zero_grad();
+      cross_entropy(m.head.forward(mean(m.table.forward(ids(step)), {1})), labels).backward();
+      table_opt.step();
+      head_opt.step();
+    }
+  };
+  auto weights = [](const Model& m) {
+    return std::vector<std::vector<float>>{m.table.weight.data().to_vector<float>(),
+                                           m.head.weight.data().to_vector<float>()};
+  };
+  manual_seed(5);
+  Model straight;
+  optim::SparseAdam straight_table(straight.table.named_parameters(), {.lr = 0.05});
+  optim::AdamW straight_head(straight.head.named_parameters(), {.lr = 0.05});
+  train(straight, straight_table, straight_head, 0, 8);
+
+  manual_seed(5);
+  Model first;
+  optim::SparseAdam first_table(first.table.named_parameters(), {.lr = 0.05});
+  optim::AdamW first_head(first.head.named_parameters(), {.lr = 0.05});
+  train(first, first_table, first_head, 0, 5);
+  const std::string bytes = optim::serialize_training_state(
+      std::vector<const optim::Optimizer*>{&first_head, &first_table}, {.step = 5});
+  const SafetensorsFile file = parse_safetensors(bytes, "two.safetensors");
+  BOOST_TEST(file.metadata.at("optimizer") == "AdamW");
+  BOOST_TEST(file.metadata.at("optimizer1") == "SparseAdam");
+  BOOST_TEST((file.find("optimizer1.weight.exp_avg") != nullptr));
+
+  manual_seed(77);
+  Model second;
+  second.table.weight.data().copy_(first.table.weight.data());
+  second.head.weight.data().copy_(first.head.weight.data());
+  second.head.bias.data().copy_(first.head.bias.data());
+  optim::SparseAdam second_table(second.table.named_parameters(), {.lr = 0.05});
+  optim::AdamW second_head(second.head.named_parameters(), {.lr = 0.05});
+  const optim::TrainingState state = optim::load_training_state(
+      file, "two.safetensors", std::vector<optim::Optimizer*>{&second_head, &second_table});
+  BOOST_TEST(state.step == 5);
+  train(second, second_table, second_head, 5, 8);
+  BOOST_TEST(weights(second) == weights(straight));  // exactly
+  BOOST_TEST(weights(first) != weights(straight));   // and the last steps did move them
+
+  // Refusals: the optimizers in another order, one missing, one too many. A refusal changes nothing,
+  // even when an optimizer before the one that does not fit had already taken its part.
+  optim::SparseAdam fresh_table(second.table.named_parameters(), {.lr = 0.05});
+  optim::AdamW fresh_head(second.head.named_parameters(), {.lr = 0.05});
+  expect_error<Error>(
+      [&] {
+        optim::load_training_state(file, "two.safetensors",
+                                   std::vector<optim::Optimizer*>{&fresh_table, &fresh_head});
+      },
+      "load_training_state: two.safetensors: holds the state of AdamW, not SparseAdam (optimizer 1 of 2)");
+  expect_error<Error>(
+      [&] { optim::load_training_state(file, "two.safetensors", fresh_head); },
+      "load_training_state: two.safetensors: holds the state of more than 1 optimizer(s) (SparseAdam is one "
+      "more)");
+  optim::AdamW three(second.head.named_parameters(), {.lr = 0.05});
+  expect_error<Error>(
+      [&] {
+        optim::load_training_state(file, "two.safetensors",
+                                   std::vector<optim::Optimizer*>{&fresh_head, &fresh_table, &three});
+      },
+      "load_training_state: two.safetensors: no 'optimizer2' in the metadata");
+  // The table's state renamed so that the second optimizer refuses it after the first has loaded.
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const auto& [name, t] : file.tensors)
+    tensors.emplace_back(name == "optimizer1.weight.exp_avg" ? "optimizer1.other.exp_avg" : name, t);
+  const SafetensorsFile bad =
+      parse_safetensors(serialize_safetensors(tensors, file.metadata), "bad.safetensors");
+  expect_error_containing<Error>(
+      [&] {
+        optim::load_training_state(bad, "bad.safetensors",
+                                   std::vector<optim::Optimizer*>{&fresh_head, &fresh_table});
+      },
+      "bad.safetensors: 'other.exp_avg' is not part of the state of SparseAdam");
+  BOOST_TEST(fresh_head.state_tensors().empty());
+  BOOST_TEST(fresh_table.state_tensors().empty());
+}
+
 BOOST_AUTO_TEST_CASE(the_training_step_of_the_docs_learns_and_leaves_unseen_rows_alone) {
   // docs/models-and-training.md, "Sparse gradients for embedding tables", on a smaller table.
   manual_seed(21);

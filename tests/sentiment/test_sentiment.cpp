@@ -724,6 +724,39 @@ BOOST_AUTO_TEST_CASE(token_dropout_and_masking_change_only_real_tokens) {
                            "mask_tokens: p must be in (0, 1], got 0.000000");
 }
 
+BOOST_AUTO_TEST_CASE(sparse_embedding_tables_move_only_the_rows_a_batch_looked_up) {
+  // "zebra" is in the vocabulary but in no training example. With row-sparse tables (the default) its
+  // row is never in a gradient, and SparseAdam leaves it exactly as it was; with dense ones, AdamW moves
+  // every row (weight decay).
+  std::vector<Review> reviews = synthetic(48, 3);
+  reviews.push_back({"zebra zebra great", 1});
+  SmallRun run(reviews);
+  run.examples.pop_back();
+  const int64_t zebra = run.vocabulary.id("zebra"), great = run.vocabulary.id("great");
+  BOOST_REQUIRE(zebra != Vocabulary::kUnk);
+  for (const bool sparse : {true, false}) {
+    run.config.sparse_embeddings = sparse;
+    manual_seed(2);
+    Checkpoint checkpoint = run.make();
+    const Tensor& table = checkpoint.model->encoder->embedding->weight.data();
+    const std::vector<double> zebra_before = table.select(0, zebra).to_vector(),
+                              great_before = table.select(0, great).to_vector();
+    std::ostringstream progress;
+    const TrainingLog log = train(checkpoint, run.examples, progress);
+    BOOST_TEST(log.steps == 3);
+    BOOST_TEST((table.select(0, great).to_vector() != great_before));
+    BOOST_TEST((table.select(0, zebra).to_vector() == zebra_before) == sparse, "sparse " << sparse);
+  }
+  // Pretraining's tied output layer needs a dense token table, and says so.
+  run.config.sparse_embeddings = true;
+  run.config.pretrain_epochs = 1;
+  Checkpoint checkpoint = run.make();
+  std::ostringstream progress;
+  expect_error_containing<ValueError>([&] { pretrain(checkpoint, run.examples, progress); },
+                                      "sparse_embeddings does not go with pretrain_epochs > 0 (train with "
+                                      "--dense-embeddings)");
+}
+
 BOOST_AUTO_TEST_CASE(pretraining_learns_to_fill_in_masked_tokens_and_leaves_the_model_as_it_was_built) {
   // Each review is a stretch of the cycle w0 w1 ... w9 w0 ..., from a random start: any hidden token
   // follows from its neighbours.
@@ -740,6 +773,7 @@ BOOST_AUTO_TEST_CASE(pretraining_learns_to_fill_in_masked_tokens_and_leaves_the_
   // <unk> in this text an n-gram vocabulary gives those no rows.
   run.config.ngram_vocabulary = false;
   run.config.pretrain_epochs = 8;
+  run.config.sparse_embeddings = false;  // the tied output layer gives the token table a dense gradient
   run.config.pretrain_lr = 1e-2;
   run.config.mask_prob = 0.15;
   run.config.dropout = 0;
