@@ -281,8 +281,10 @@ BOOST_AUTO_TEST_CASE(a_table_and_a_model_on_two_optimizers_resume_bit_for_bit_fr
     return Tensor::from_vector<int64_t>({step % 9, (5 * step) % 17, 3, (step * step) % 19}, {2, 2});
   };
   struct Model {
-    nn::Embedding table{{.num_embeddings = 20, .embedding_dim = 4, .sparse = true}};
-    nn::Linear head{4, 2};
+    Model()
+        : table(nn::EmbeddingOptions{.num_embeddings = 20, .embedding_dim = 4, .sparse = true}), head(4, 2) {}
+    nn::Embedding table;
+    nn::Linear head;
   };
   auto train = [&](Model& m, optim::SparseAdam& table_opt, optim::AdamW& head_opt, int from, int to) {
     for (int step = from; step < to; ++step) {
