@@ -18,7 +18,7 @@
 #
 #   bench/distributed-sentiment.sh [--steps 30] [--rounds 2] [--data data/aclImdb] [-- TRAIN OPTIONS]
 #
-# Options after -- go to every run of `minigrad-sentiment train` (e.g. -- --sparse-embeddings).
+# Options after -- go to every run of `minigrad-sentiment train` (e.g. -- --dense-embeddings).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=30 rounds=2 data=data/aclImdb

@@ -232,8 +232,16 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
                                       std::to_string(resumed->vocabulary.size()) + " tokens saved, " +
                                       std::to_string(vocabulary.size()) + " built from " + args.data + ")");
   }
-  const std::vector<Example> examples = encode(train_set.reviews, vocabulary, config.max_len);
-  const std::vector<Example> validation = encode(split.validation, vocabulary, config.max_len);
+  // The NB branch's n-grams and ratios, from the training reviews alone (a resumed run has them saved).
+  NbFeatures nb;
+  if (config.nb_max > 0 && !resumed) {
+    std::vector<int64_t> labels;
+    for (const Review& r : train_set.reviews) labels.push_back(r.label);
+    nb = NbFeatures::build(tokenized, labels, config.nb_max, config.nb_rows, config.nb_min_reviews);
+  }
+  const NbFeatures* nb_used = resumed ? resumed->model->nb_features() : (nb.empty() ? nullptr : &nb);
+  const std::vector<Example> examples = encode(train_set.reviews, vocabulary, config.max_len, nb_used);
+  const std::vector<Example> validation = encode(split.validation, vocabulary, config.max_len, nb_used);
   NgramVocabulary ngrams = build_ngram_vocabulary(config, examples);
   if (resumed && resumed->model->ngram_vocabulary().ngrams() != ngrams.ngrams()) {
     throw Error("train --resume", args.resume + "/ngrams.json is not the n-grams of this training data (" +
@@ -242,17 +250,20 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
                                       args.data + ")");
   }
   const size_t ngram_count = ngrams.ngrams().size();
-  Checkpoint checkpoint =
-      resumed ? std::move(*resumed)
-              : Checkpoint{config, vocabulary,
-                           std::make_shared<SentimentModel>(config, vocabulary.size(), std::move(ngrams))};
+  const int64_t nb_count = nb_used ? nb_used->kept() : 0;
+  Checkpoint checkpoint = resumed
+                              ? std::move(*resumed)
+                              : Checkpoint{config, vocabulary,
+                                           std::make_shared<SentimentModel>(
+                                               config, vocabulary.size(), std::move(ngrams), std::move(nb))};
   parallel.broadcast(*checkpoint.model);  // every rank starts from rank 0's weights
   // Dropout differs between ranks (each sees other examples) and is reproducible from the seed.
   if (ranks.world > 1)
     default_generator().seed_with(config.seed * 1000003 + static_cast<uint64_t>(ranks.rank) + 1);
   out << "training on " << examples.size() << " reviews (" << validation.size()
       << " held out for validation): vocabulary " << vocabulary.size() << " tokens"
-      << (ngram_count > 0 ? " and " + std::to_string(ngram_count) + " n-grams" : std::string()) << ", "
+      << (ngram_count > 0 ? " and " + std::to_string(ngram_count) + " n-grams" : std::string())
+      << (nb_count > 0 ? ", " + std::to_string(nb_count) + " NB-weighted n-grams" : std::string()) << ", "
       << checkpoint.model->parameter_count() << " parameters, " << ranks.world << " process(es) x "
       << num_threads() << " thread(s)" << (resume_state ? ", resuming from " + args.resume : "") << "\n";
   out << "config: " << config.to_json().dump() << "\n" << std::flush;
@@ -308,8 +319,9 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
         << log.epoch_validation.back().loss << ") after the last epoch; per epoch in " << plot << "\n";
   }
   if (args.evaluate_test) {
-    const Evaluation e =
-        evaluate(*checkpoint.model, encode(test_set.reviews, vocabulary, config.max_len), 64, ranks);
+    const Evaluation e = evaluate(
+        *checkpoint.model,
+        encode(test_set.reviews, vocabulary, config.max_len, checkpoint.model->nb_features()), 64, ranks);
     if (root) print_evaluation("IMDB test", e);
   }
   out << "total wall time (loading, training, evaluation): " << std::fixed << std::setprecision(1)
@@ -317,11 +329,27 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   return 0;
 }
 
+// The checkpoint folders that --model names: a checkpoint folder itself, or a folder of an ensemble's
+// members 0, 1, ... (what scripts/train-sentiment.sh saves), each in turn.
+std::vector<std::string> model_folders(const std::vector<std::string>& given) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& dir : given) {
+    if (!fs::exists(fs::path(dir) / "config.json") && fs::exists(fs::path(dir) / "0" / "config.json")) {
+      for (int k = 0; fs::exists(fs::path(dir) / std::to_string(k) / "config.json"); ++k)
+        out.push_back((fs::path(dir) / std::to_string(k)).string());
+    } else {
+      out.push_back(dir);
+    }
+  }
+  return out;
+}
+
 // Evaluation over zero examples has no accuracy: an error, not a 0.
-Evaluation evaluate_nonempty(const Checkpoint& checkpoint, const LoadReport& set, const std::string& where) {
+Evaluation evaluate_nonempty(const std::vector<const Checkpoint*>& members, const LoadReport& set,
+                             const std::string& where) {
   if (set.reviews.empty()) throw Error("eval", "no examples to evaluate in " + where);
-  const Evaluation e =
-      evaluate(*checkpoint.model, encode(set.reviews, checkpoint.vocabulary, checkpoint.config.max_len));
+  const Evaluation e = evaluate_ensemble(members, set.reviews);
   if (!std::isfinite(e.loss)) {
     throw Error("eval", "the model's loss on " + where + " is not finite (" + std::to_string(e.loss) +
                             "); its outputs are not usable");
@@ -329,40 +357,72 @@ Evaluation evaluate_nonempty(const Checkpoint& checkpoint, const LoadReport& set
   return e;
 }
 
-int run_eval(const std::string& model_dir, const std::string& data,
-             const std::vector<std::string>& tsv_files) {
-  const Checkpoint checkpoint = Checkpoint::load(model_dir);
-  if (tsv_files.empty()) {
+// One model, or an ensemble of several (the mean of their log-odds), on the IMDB test split, on the
+// training reviews the models' validation run held out (--held-out), or on sentence files.
+int run_eval(const std::vector<std::string>& model_dirs, const std::string& data,
+             const std::vector<std::string>& tsv_files, bool held_out) {
+  std::vector<Checkpoint> checkpoints;
+  for (const std::string& dir : model_folders(model_dirs)) checkpoints.push_back(Checkpoint::load(dir));
+  std::vector<const Checkpoint*> members;
+  for (const Checkpoint& c : checkpoints) members.push_back(&c);
+  if (members.size() > 1)
+    std::printf("an ensemble of %zu models (the mean of their log-odds)\n", members.size());
+  if (held_out) {
+    const Config& first = checkpoints.front().config;
+    if (first.validation == 0)
+      throw Error("eval --held-out",
+                  model_dirs.front() + " was trained on every training review: none held out");
+    for (size_t i = 1; i < checkpoints.size(); ++i) {
+      if (checkpoints[i].config.validation != first.validation ||
+          checkpoints[i].config.validation_seed != first.validation_seed) {
+        throw Error("eval --held-out", model_dirs[i] + " held out other reviews than " + model_dirs.front());
+      }
+    }
+    LoadReport train_set = load_imdb_split(data, "train");
+    train_set.reviews = hold_out(train_set.reviews, first.validation, first.validation_seed).validation;
+    print_evaluation("IMDB held out", evaluate_nonempty(members, train_set, data + "/train (held out)"));
+  } else if (tsv_files.empty()) {
     const LoadReport test_set = load_imdb_split(data, "test");
     warn_skipped(test_set, "test files");
-    print_evaluation("IMDB test", evaluate_nonempty(checkpoint, test_set, data + "/test"));
+    print_evaluation("IMDB test", evaluate_nonempty(members, test_set, data + "/test"));
   }
   for (const std::string& file : tsv_files) {
     const LoadReport set = load_tsv(file);
     warn_skipped(set, "lines of " + file);
-    print_evaluation(std::filesystem::path(file).filename().string(),
-                     evaluate_nonempty(checkpoint, set, file));
+    print_evaluation(std::filesystem::path(file).filename().string(), evaluate_nonempty(members, set, file));
   }
   return 0;
 }
 
-int run_predict(const std::string& model_dir, std::string text, const std::string& file,
+int run_predict(const std::vector<std::string>& model_dirs, std::string text, const std::string& file,
                 const std::string& heatmap, int64_t layer, int64_t head) {
   if (!heatmap.empty()) check_file_writable("predict --heatmap", heatmap);
   if (!file.empty()) text = read_file("predict", file);
   if (text.empty()) throw Error("predict", "no text: give a review as an argument or with --file");
-  const Checkpoint checkpoint = Checkpoint::load(model_dir);
+  const std::vector<std::string> folders = model_folders(model_dirs);
+  std::vector<Checkpoint> checkpoints;
+  for (const std::string& dir : folders) checkpoints.push_back(Checkpoint::load(dir));
+  const Checkpoint& checkpoint = checkpoints.front();  // the attention heatmap is the first model's
+  const std::string model_dir = folders.front();
   if (!heatmap.empty() && (layer < 0 || layer >= checkpoint.config.num_layers || head < 0 ||
                            head >= checkpoint.config.num_heads)) {
     throw Error("predict", "--layer must be below " + std::to_string(checkpoint.config.num_layers) +
                                " and --head below " + std::to_string(checkpoint.config.num_heads));
   }
-  const Prediction p = predict(checkpoint, valid_utf8(text));
+  Prediction p = predict(checkpoint, valid_utf8(text));
+  if (checkpoints.size() > 1) {  // an ensemble: σ(the mean of the members' log-odds)
+    std::vector<const Checkpoint*> members;
+    for (const Checkpoint& c : checkpoints) members.push_back(&c);
+    p.positive = 1 / (1 + std::exp(-ensemble_log_odds(members, {{valid_utf8(text), 0}})[0]));
+  }
   if (!std::isfinite(p.positive)) {
     throw Error("predict", "the model's output is not a number (P(positive) = " + std::to_string(p.positive) +
                                "); is " + model_dir + " a damaged model?");
   }
-  std::printf("%s (P(positive) = %.4f)\n", p.positive >= 0.5 ? "positive" : "negative", p.positive);
+  std::printf("%s (P(positive) = %.4f)%s\n", p.positive >= 0.5 ? "positive" : "negative", p.positive,
+              checkpoints.size() > 1
+                  ? (", an ensemble of " + std::to_string(checkpoints.size()) + " models").c_str()
+                  : "");
   if (!heatmap.empty()) {
     write_attention_heatmap(
         heatmap, p.attention[static_cast<size_t>(layer)].select(0, head), p.tokens,
@@ -458,6 +518,22 @@ int main(int argc, char** argv) {
   train->add_flag("!--dense-embeddings", config.sparse_embeddings,
                   "Dense gradients for the token and n-gram tables, stepped with the rest by AdamW, instead "
                   "of row-sparse ones stepped by SparseAdam (only the rows a batch looked up move)");
+  train
+      ->add_option("--nb-max", config.nb_max,
+                   "The NB-weighted n-gram branch: n-grams of 1 to this many words; 0: no branch")
+      ->check(CLI::Range(0, 5))
+      ->capture_default_str();
+  train->add_option("--nb-rows", config.nb_rows, "Rows of the NB branch's table (with the padding row)")
+      ->check(CLI::Range(2, 100000000))
+      ->capture_default_str();
+  train
+      ->add_option("--nb-min-reviews", config.nb_min_reviews,
+                   "Training reviews an n-gram must be in to get a row")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  train->add_option("--nb-lr", config.nb_lr, "Peak learning rate of the NB branch; 0: --lr")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
   train->add_option("--plot", args.plot,
                     "PNG of the per-epoch loss and accuracy (default: <out>-training.png)");
   train->add_option("--layers", config.num_layers, "Encoder layers")
@@ -485,11 +561,21 @@ int main(int argc, char** argv) {
                    "(each save replaces --out whole)")
       ->check(CLI::Range(1, 100000000));
 
-  std::string model_dir = "out/sentiment";
+  std::vector<std::string> model_dirs = {"out/sentiment"};
   std::vector<std::string> tsv_files;
+  bool held_out = false;
   CLI::App* eval = app.add_subcommand(
-      "eval", "Accuracy of a checkpoint on the IMDB test split or on sentence<TAB>label files");
-  eval->add_option("--model", model_dir, "Checkpoint folder")->capture_default_str();
+      "eval",
+      "Accuracy of a checkpoint, or of an ensemble of several, on the IMDB test split or on "
+      "sentence<TAB>label files");
+  eval->add_option(
+          "--model", model_dirs,
+          "Checkpoint folder, or an ensemble's folder of members 0, 1, ...; repeated, an ensemble (the "
+          "mean of the models' log-odds)")
+      ->allow_extra_args(false)  // one folder per --model: the review after it is not one
+      ->capture_default_str();
+  eval->add_flag("--held-out", held_out,
+                 "Evaluate on the training reviews the models' validation run held out, not the test split");
   eval->add_option("--data", data, "The aclImdb folder (used without --tsv)")->capture_default_str();
   eval->add_option("--tsv", tsv_files, "sentence<TAB>label files to evaluate instead (repeatable)")
       ->check(CLI::ExistingFile);
@@ -498,7 +584,11 @@ int main(int argc, char** argv) {
   int64_t layer = 0, head = 0;
   CLI::App* predict =
       app.add_subcommand("predict", "Label one review and optionally draw its attention weights");
-  predict->add_option("--model", model_dir, "Checkpoint folder")->capture_default_str();
+  predict
+      ->add_option("--model", model_dirs,
+                   "Checkpoint folder, or an ensemble's folder of members 0, 1, ...; repeated, an ensemble")
+      ->allow_extra_args(false)  // one folder per --model: the review after it is not one
+      ->capture_default_str();
   predict->add_option("text", text, "The review");
   predict->add_option("--file", file, "Read the review from this file")->check(CLI::ExistingFile);
   predict->add_option("--heatmap", heatmap,
@@ -524,8 +614,8 @@ int main(int argc, char** argv) {
       args.evaluate_test = !no_eval;
       return run_train(config, args, parallel);
     }
-    if (*eval) return run_eval(model_dir, data, tsv_files);
-    return run_predict(model_dir, text, file, heatmap, layer, head);
+    if (*eval) return run_eval(model_dirs, data, tsv_files, held_out);
+    return run_predict(model_dirs, text, file, heatmap, layer, head);
   } catch (const CLI::Error& e) {
     return app.exit(e);
   } catch (const std::exception& e) {

@@ -39,6 +39,10 @@ json Config::to_json() const {
           {"ngram_max", ngram_max},
           {"ngram_vocabulary", ngram_vocabulary},
           {"sparse_embeddings", sparse_embeddings},
+          {"nb_max", nb_max},
+          {"nb_rows", nb_rows},
+          {"nb_min_reviews", nb_min_reviews},
+          {"nb_lr", nb_lr},
           {"batch_size", batch_size},
           {"epochs", epochs},
           {"lr", lr},
@@ -87,12 +91,17 @@ Config Config::from_json(const json& j, const std::string& source) {
   c.ngram_buckets = 0;
   c.ngram_vocabulary = false;   // models from before it hashed their n-grams
   c.sparse_embeddings = false;  // and stepped every row with AdamW
+  c.nb_max = 0;                 // and had no NB branch
   read("validation", c.validation, true);
   read("validation_seed", c.validation_seed, true);
   read("ngram_buckets", c.ngram_buckets, true);
   read("ngram_max", c.ngram_max, true);
   read("ngram_vocabulary", c.ngram_vocabulary, true);
   read("sparse_embeddings", c.sparse_embeddings, true);
+  read("nb_max", c.nb_max, true);
+  read("nb_rows", c.nb_rows, true);
+  read("nb_min_reviews", c.nb_min_reviews, true);
+  read("nb_lr", c.nb_lr, true);
   read("num_hiddens", c.num_hiddens);
   read("num_heads", c.num_heads);
   read("ffn_num_hiddens", c.ffn_num_hiddens);
@@ -133,6 +142,10 @@ void Config::check(const std::string& op) const {
   in("ngram_buckets", double(ngram_buckets), 0, 1e8);
   in("ngram_max", double(ngram_max), 2, 5);
   if (ngram_buckets == 1) throw ValueError(op, "ngram_buckets must be 0 (none) or at least 2");
+  in("nb_max", double(nb_max), 0, 5);
+  in("nb_rows", double(nb_rows), 2, 1e8);
+  in("nb_min_reviews", double(nb_min_reviews), 1, 1e7);
+  in("nb_lr", nb_lr, 0, 10);
   in("num_hiddens", double(num_hiddens), 2, 4096);
   in("num_heads", double(num_heads), 1, 256);
   in("ffn_num_hiddens", double(ffn_num_hiddens), 1, 65536);
@@ -174,11 +187,14 @@ std::string Config::architecture() const {
   if (ngram_buckets > 0) s << " ngram_buckets=" << ngram_buckets << " ngram_max=" << ngram_max;
   // The same table read two ways: a hashed model's weights mean nothing to a model with a vocabulary.
   if (ngram_buckets > 0 && ngram_vocabulary) s << " ngram_vocabulary=1";
+  if (nb_max > 0) s << " nb_max=" << nb_max << " nb_rows=" << nb_rows;
   return s.str();
 }
 
-SentimentModel::SentimentModel(const Config& c, int64_t vocab_size, NgramVocabulary ngram_vocabulary)
+SentimentModel::SentimentModel(const Config& c, int64_t vocab_size, NgramVocabulary ngram_vocabulary,
+                               NbFeatures nb_features)
     : ngram_max_(c.ngram_max),
+      nb_max_(c.nb_max),
       hashed_ngrams_(!c.ngram_vocabulary),
       ngram_vocabulary_(c.ngram_vocabulary ? std::move(ngram_vocabulary) : NgramVocabulary{}) {
   if (c.ngram_buckets > 0 && static_cast<int64_t>(ngram_vocabulary_.ngrams().size()) >= c.ngram_buckets) {
@@ -215,6 +231,25 @@ SentimentModel::SentimentModel(const Config& c, int64_t vocab_size, NgramVocabul
   }
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(c.dropout));
   head = register_module("head", std::make_shared<nn::Linear>(2 * c.num_hiddens, 2));
+  if (c.nb_max > 0) {
+    // Always row-sparse: a review has a few hundred of its million rows.
+    nb = register_module(
+        "nb", std::make_shared<nn::Embedding>(nn::EmbeddingOptions{
+                  .num_embeddings = c.nb_rows, .embedding_dim = 2, .padding_idx = 0, .sparse = true}));
+    nb->weight.data().zero_();  // the branch starts silent: the logits are the encoder's
+    const bool given = !nb_features.empty();
+    if (given && (nb_features.keys().numel() != c.nb_rows || nb_features.max_n() != c.nb_max))
+      throw ValueError("SentimentModel", "the NB features do not have nb_rows rows of n-grams up to nb_max");
+    nb_keys_ =
+        register_buffer("nb_keys", given ? nb_features.keys() : Tensor::zeros({c.nb_rows}, DType::Int64));
+    nb_ratios_ = register_buffer("nb_ratios",
+                                 given ? nb_features.ratios() : Tensor::zeros({c.nb_rows}, DType::Float32));
+    nb_features_ = std::move(nb_features);
+  }
+}
+
+void SentimentModel::read_nb_features() {
+  if (nb) nb_features_ = NbFeatures(nb_keys_.data().clone(), nb_ratios_.data().clone(), nb_max_);
 }
 
 void check_tokens(const std::string& op, const Tensor& tokens, const Tensor& lengths) {
@@ -389,11 +424,24 @@ Variable SentimentModel::encode(const Tensor& tokens, const Tensor& lengths) {
   return encoder->encode(x, {.valid_lens = lengths});  // (B, T, d)
 }
 
-Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths) {
+Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths, const Tensor& nb_rows,
+                                 const Tensor& nb_ratios) {
   const Variable h = encode(tokens, lengths);  // (B, T, d)
   // Mean pooling sees the whole review; max pooling lets one strong phrase ("waste of time") speak.
   const Variable pooled = concat({nn::masked_mean(h, lengths), nn::masked_max(h, lengths)}, 1);  // (B, 2d)
-  return head->forward(dropout->forward(pooled));                                                // (B, 2)
+  const Variable logits = head->forward(dropout->forward(pooled));                               // (B, 2)
+  if (!nb) return logits;
+  if (!nb_rows.defined() || nb_rows.rank() != 2 || nb_rows.dtype() != DType::Int64 ||
+      nb_ratios.shape() != nb_rows.shape() || nb_rows.shape()[0] != tokens.shape()[0]) {
+    throw ShapeError("SentimentModel",
+                     "the NB branch expects nb_rows (B, K) int64 and nb_ratios (B, K) for " +
+                         std::to_string(tokens.shape()[0]) + " reviews, got nb_rows " +
+                         (nb_rows.defined() ? nb_rows.shape().str() : "none") + " and nb_ratios " +
+                         (nb_ratios.defined() ? nb_ratios.shape().str() : "none"));
+  }
+  // Σ_f r_f · W[f] over each review's n-grams: (B, K, 2) · (B, K, 1) summed over K -> (B, 2).
+  const Variable r(reshape(nb_ratios.to(nb->weight.dtype()), {nb_rows.shape()[0], nb_rows.shape()[1], 1}));
+  return logits + sum(nb->forward(nb_rows) * r, {1});
 }
 
 namespace {
@@ -485,6 +533,11 @@ Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
   }
   auto model = std::make_shared<SentimentModel>(config, vocabulary.size(), std::move(ngrams));
   optim::load_weights(*model, file, weights);
+  try {
+    model->read_nb_features();
+  } catch (const Error& e) {
+    throw Error("checkpoint", weights + ": " + e.detail());
+  }
   // A model whose weights hold a NaN or an infinity (saved from a diverged run, or damaged) would predict
   // NaN for every review: refuse it here, naming the tensor.
   for (const auto& [name, p] : model->named_parameters()) {

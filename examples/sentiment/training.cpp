@@ -19,20 +19,23 @@ namespace sentiment {
 using namespace minigrad;
 using Clock = std::chrono::steady_clock;
 
-std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary,
-                            int64_t max_len) {
+std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary, int64_t max_len,
+                            const NbFeatures* nb) {
   if (max_len < 2) throw ValueError("encode", "max_len must be at least 2");
   std::vector<Example> out;
   out.reserve(reviews.size());
   for (const Review& r : reviews) {
     std::vector<int64_t> ids;
-    for (const std::string& token : tokenize(r.text)) ids.push_back(vocabulary.id(token));
+    const std::vector<std::string> tokens = tokenize(r.text);
+    for (const std::string& token : tokens) ids.push_back(vocabulary.id(token));
+    NbFeatures::Present present;
+    if (nb) present = nb->present(tokens);
     if (static_cast<int64_t>(ids.size()) > max_len) {
       const int64_t head = max_len / 2, tail = max_len - head;
       ids.erase(ids.begin() + head, ids.end() - tail);
     }
     if (ids.empty()) ids.push_back(Vocabulary::kUnk);
-    out.push_back({std::move(ids), r.label});
+    out.push_back({std::move(ids), r.label, std::move(present.rows), std::move(present.ratios)});
   }
   return out;
 }
@@ -70,6 +73,17 @@ Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>
     batch.lengths.data_ptr<int64_t>()[row] = static_cast<int64_t>(e.ids.size());
     batch.labels.data_ptr<int64_t>()[row] = e.label;
     batch.token_count += static_cast<int64_t>(e.ids.size());
+  }
+  size_t k = 1;
+  for (size_t i : indices) k = std::max(k, examples[i].nb_rows.size());
+  batch.nb_rows = Tensor::zeros({b, static_cast<int64_t>(k)}, DType::Int64);
+  batch.nb_ratios = Tensor::zeros({b, static_cast<int64_t>(k)}, DType::Float32);
+  for (int64_t row = 0; row < b; ++row) {
+    const Example& e = examples[indices[static_cast<size_t>(row)]];
+    std::copy(e.nb_rows.begin(), e.nb_rows.end(),
+              batch.nb_rows.data_ptr<int64_t>() + row * static_cast<int64_t>(k));
+    std::copy(e.nb_ratios.begin(), e.nb_ratios.end(),
+              batch.nb_ratios.data_ptr<float>() + row * static_cast<int64_t>(k));
   }
   return batch;
 }
@@ -198,7 +212,7 @@ Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples,
   std::array<double, 3> totals = {0, 0, 0};  // loss sum, correct, count
   for (const auto& indices : evaluation_batches(share, batch_size)) {
     const Batch batch = make_batch(share, indices, model.encoder->options.max_len);
-    const Variable logits = model.forward(batch.tokens, batch.lengths);
+    const Variable logits = model.forward(batch.tokens, batch.lengths, batch.nb_rows, batch.nb_ratios);
     const double n = static_cast<double>(batch.labels.numel());
     totals[0] += cross_entropy(logits, batch.labels).item() * n;
     totals[1] += static_cast<double>(count_correct(logits, batch.labels));
@@ -219,14 +233,86 @@ std::vector<double> positive_probabilities(SentimentModel& model, const std::vec
   std::vector<double> out(examples.size());
   for (const auto& indices : evaluation_batches(examples, 256)) {
     const Batch batch = make_batch(examples, indices, model.encoder->options.max_len);
-    const Tensor p = softmax(model.forward(batch.tokens, batch.lengths).data(), 1);  // (B, 2)
+    const Tensor p = softmax(
+        model.forward(batch.tokens, batch.lengths, batch.nb_rows, batch.nb_ratios).data(), 1);  // (B, 2)
     for (size_t i = 0; i < indices.size(); ++i) out[indices[i]] = p.at({static_cast<int64_t>(i), 1});
   }
   return out;
 }
 
+std::vector<double> positive_log_odds(SentimentModel& model, const std::vector<Example>& examples) {
+  NoGradGuard no_grad;
+  model.eval();
+  std::vector<double> out(examples.size());
+  for (const auto& indices : evaluation_batches(examples, 256)) {
+    const Batch batch = make_batch(examples, indices, model.encoder->options.max_len);
+    const Tensor z =
+        model.forward(batch.tokens, batch.lengths, batch.nb_rows, batch.nb_ratios).data();  // (B, 2)
+    for (size_t i = 0; i < indices.size(); ++i) {
+      const auto row = static_cast<int64_t>(i);
+      out[indices[i]] = z.at({row, 1}) - z.at({row, 0});
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Whether two checkpoints turn text into the same examples: the same vocabulary, length and NB n-grams
+// (members of an ensemble trained on the same reviews do).
+bool same_encoding(const Checkpoint& a, const Checkpoint& b) {
+  if (a.vocabulary.tokens() != b.vocabulary.tokens() || a.config.max_len != b.config.max_len) return false;
+  const NbFeatures *x = a.model->nb_features(), *y = b.model->nb_features();
+  if (!x || !y) return x == y;
+  const Tensor kx = x->keys().contiguous(), ky = y->keys().contiguous();
+  return x->max_n() == y->max_n() && kx.numel() == ky.numel() &&
+         std::equal(kx.data_ptr<int64_t>(), kx.data_ptr<int64_t>() + kx.numel(), ky.data_ptr<int64_t>());
+}
+
+}  // namespace
+
+std::vector<double> ensemble_log_odds(const std::vector<const Checkpoint*>& members,
+                                      const std::vector<Review>& reviews) {
+  if (members.empty()) throw ValueError("ensemble", "needs at least one model");
+  std::vector<double> mean(reviews.size(), 0.0);
+  // Each member reads the text its own way (its vocabulary, its n-grams); members that read it alike
+  // share one encoding.
+  std::vector<std::pair<const Checkpoint*, std::vector<Example>>> encoded;
+  for (const Checkpoint* m : members) {
+    auto it = std::find_if(encoded.begin(), encoded.end(),
+                           [&](const auto& e) { return same_encoding(*e.first, *m); });
+    if (it == encoded.end()) {
+      encoded.emplace_back(m, encode(reviews, m->vocabulary, m->config.max_len, m->model->nb_features()));
+      it = encoded.end() - 1;
+    }
+    const std::vector<double> z = positive_log_odds(*m->model, it->second);
+    for (size_t i = 0; i < z.size(); ++i) mean[i] += z[i] / static_cast<double>(members.size());
+  }
+  return mean;
+}
+
+Evaluation evaluate_ensemble(const std::vector<const Checkpoint*>& members,
+                             const std::vector<Review>& reviews) {
+  const auto start = Clock::now();
+  const std::vector<double> z = ensemble_log_odds(members, reviews);
+  Evaluation result{.count = static_cast<int64_t>(reviews.size())};
+  for (size_t i = 0; i < z.size(); ++i) {
+    // Cross-entropy of σ(z) for label 1, of 1 - σ(z) = σ(-z) for label 0: log(1 + e^(-s)), s = ±z.
+    const double s = reviews[i].label == 1 ? z[i] : -z[i];
+    result.accuracy += s > 0 ? 1.0 : 0.0;
+    result.loss += s > 0 ? std::log1p(std::exp(-s)) : -s + std::log1p(std::exp(s));
+  }
+  if (result.count > 0) {
+    result.accuracy /= static_cast<double>(result.count);
+    result.loss /= static_cast<double>(result.count);
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
 Prediction predict(const Checkpoint& checkpoint, const std::string& text) {
-  const std::vector<Example> examples = encode({{text, 0}}, checkpoint.vocabulary, checkpoint.config.max_len);
+  const std::vector<Example> examples =
+      encode({{text, 0}}, checkpoint.vocabulary, checkpoint.config.max_len, checkpoint.model->nb_features());
   Prediction out;
   out.positive = positive_probabilities(*checkpoint.model, examples)[0];
   for (int64_t id : examples[0].ids) out.tokens.push_back(checkpoint.vocabulary.token(id));
@@ -481,20 +567,24 @@ int64_t whole_number(const optim::TrainingState& state, const std::string& key, 
 // refuses: it would step every row). One learning rate and schedule for both.
 class Optimizers {
  public:
-  Optimizers(SentimentModel& model, const Config& c) {
-    std::vector<std::pair<std::string, Variable>> dense, sparse;
+  Optimizers(SentimentModel& model, const Config& c) : nb_scale_(c.nb_lr > 0 ? c.nb_lr / c.lr : 1.0) {
+    std::vector<std::pair<std::string, Variable>> dense, sparse, nb;
     for (const auto& [name, p] : model.named_parameters()) {
       const bool table =
           p.is_same(model.encoder->embedding->weight) || (model.ngrams && p.is_same(model.ngrams->weight));
-      (c.sparse_embeddings && table ? sparse : dense).emplace_back(name, p);
+      if (model.nb && p.is_same(model.nb->weight))
+        nb.emplace_back(name, p);
+      else
+        (c.sparse_embeddings && table ? sparse : dense).emplace_back(name, p);
       parameters_.push_back(p);
     }
     dense_.emplace(dense, optim::AdamWOptions{.lr = c.lr, .weight_decay = c.weight_decay});
     if (!sparse.empty()) sparse_.emplace(sparse, optim::SparseAdamOptions{.lr = c.lr});
+    if (!nb.empty()) nb_.emplace(nb, optim::SparseAdamOptions{.lr = c.lr * nb_scale_});
   }
   const std::vector<Variable>& parameters() const { return parameters_; }
   void set_learning_rate(double lr) {
-    for (optim::Optimizer* o : all()) o->set_learning_rate(lr);
+    for (optim::Optimizer* o : all()) o->set_learning_rate(o == optional_ptr(nb_) ? lr * nb_scale_ : lr);
   }
   void zero_grad() {
     for (optim::Optimizer* o : all()) o->zero_grad();
@@ -502,17 +592,24 @@ class Optimizers {
   void step() {
     for (optim::Optimizer* o : all()) o->step();
   }
-  // In a fixed order, for the training state: AdamW, then SparseAdam if there is one.
+  // In a fixed order, for the training state: AdamW, then the tables' SparseAdam and the NB branch's, for
+  // those there are.
   std::vector<optim::Optimizer*> all() {
     std::vector<optim::Optimizer*> list = {&*dense_};
     if (sparse_) list.push_back(&*sparse_);
+    if (nb_) list.push_back(&*nb_);
     return list;
   }
 
  private:
+  template <class T>
+  static const optim::Optimizer* optional_ptr(const std::optional<T>& o) {
+    return o ? &*o : nullptr;
+  }
+  double nb_scale_;                   // the NB branch's learning rate over the rest's
   std::vector<Variable> parameters_;  // all of them, in the model's order
   std::optional<optim::AdamW> dense_;
-  std::optional<optim::SparseAdam> sparse_;
+  std::optional<optim::SparseAdam> sparse_, nb_;
 };
 
 }  // namespace
@@ -621,7 +718,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
         const Tensor tokens = c.token_dropout > 0 ? drop_tokens(batch.tokens, batch.lengths, c.token_dropout,
                                                                 default_generator())
                                                   : batch.tokens;
-        const Variable logits = model.forward(tokens, batch.lengths);
+        const Variable logits = model.forward(tokens, batch.lengths, batch.nb_rows, batch.nb_ratios);
         Variable loss = cross_entropy(logits, batch.labels, {.label_smoothing = c.label_smoothing});
         const double n = static_cast<double>(mine.size());
         stats = {loss.item() * n, static_cast<double>(count_correct(logits, batch.labels)), n,

@@ -29,13 +29,18 @@ Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed,
 struct Example {
   std::vector<int64_t> ids;  // at most max_len token ids
   int64_t label = 0;
+  // With the NB branch: the rows of the review's n-grams (of the whole review, not truncated) and their
+  // r (NbFeatures::present); empty without it.
+  std::vector<int64_t> nb_rows{};
+  std::vector<float> nb_ratios{};
 };
 
 // Token ids for each review. A review longer than max_len keeps its first max_len/2 and last
 // max_len - max_len/2 tokens: the opening and the verdict at the end carry most of the sentiment (Sun et
 // al., 2019, found head+tail truncation best for long reviews). An empty review becomes one <unk>.
-std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary,
-                            int64_t max_len);
+// With `nb` (a model's nb_features()), also each review's n-grams for the NB branch.
+std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary, int64_t max_len,
+                            const NbFeatures* nb = nullptr);
 
 // The n-grams that get rows of their own when config.ngram_vocabulary is set, counted in the training
 // examples alone (as the words are, after truncation); empty when the model hashes its n-grams or has none.
@@ -47,6 +52,9 @@ struct Batch {
   minigrad::Tensor lengths;  // (B) int64: each review's valid length
   minigrad::Tensor labels;   // (B) int64
   int64_t token_count = 0;   // real (unpadded) tokens
+  // The NB branch's inputs: (B, K) int64 rows and float32 ratios, K the most n-grams of a review in the
+  // batch, padded with row 0 and r 0 (for the model's forward); (B, 1) of zeros when the examples have none.
+  minigrad::Tensor nb_rows{}, nb_ratios{};
 };
 
 // The length a batch whose longest review has `longest` tokens is padded to: rounded up to a multiple
@@ -119,6 +127,17 @@ Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples,
 
 // P(positive) for each example, in order.
 std::vector<double> positive_probabilities(SentimentModel& model, const std::vector<Example>& examples);
+// The log-odds of positive, logit(positive) - logit(negative), for each example, in order.
+std::vector<double> positive_log_odds(SentimentModel& model, const std::vector<Example>& examples);
+
+// An ensemble of checkpoints (seeds of one configuration, say) reads each review with every member and
+// averages their log-odds: P(positive) = σ(mean of the members' log-odds). Accuracy and mean
+// cross-entropy of that on the reviews; one member gives that member's own figures.
+Evaluation evaluate_ensemble(const std::vector<const Checkpoint*>& members,
+                             const std::vector<Review>& reviews);
+// The ensemble's mean log-odds for each review, in order.
+std::vector<double> ensemble_log_odds(const std::vector<const Checkpoint*>& members,
+                                      const std::vector<Review>& reviews);
 
 struct Prediction {
   double positive = 0;                      // P(positive)

@@ -89,6 +89,21 @@ expect_failure "--heatmap --layer 5" "--layer must be below 1 and --head below 2
   "$bin" predict --model "$tmp/model" "a great film" --heatmap "$tmp/attention.png" --layer 5
 if "$bin" predict --model "$tmp/model" "a great film" --heatmap "$tmp/attention.png" >/dev/null 2>&1 &&
   [ -s "$tmp/attention.png" ]; then ok; else bad "predict --heatmap did not write a picture"; fi
+# An ensemble: a folder of members 0, 1, ... (the main job's layout) is read whole by eval and predict.
+# Two copies of one model average to that model: the same accuracy and loss on the reviews its
+# validation run held out (--held-out), and the same P(positive).
+mkdir -p "$tmp/ensemble" && cp -r "$tmp/model" "$tmp/ensemble/0" && cp -r "$tmp/model" "$tmp/ensemble/1"
+one=$("$bin" eval --model "$tmp/model" --data "$tmp/imdb" --held-out 2>&1 | grep "IMDB held out" |
+  sed -E 's/, [0-9.]+ s\)$//')
+two=$("$bin" eval --model "$tmp/ensemble" --data "$tmp/imdb" --held-out 2>&1)
+if grep -q "an ensemble of 2 models" <<<"$two" && grep -q "(8 examples" <<<"$one" && grep -qF "$one" <<<"$two"; then
+  ok
+else
+  bad "eval of an ensemble folder: '$one' against: $two"
+fi
+one=$("$bin" predict --model "$tmp/model" "a great film" 2>&1)
+two=$("$bin" predict --model "$tmp/ensemble" "a great film" 2>&1)
+[ "$two" = "$one, an ensemble of 2 models" ] && ok || bad "predict with an ensemble folder: '$two' against '$one'"
 leftovers=$(find "$tmp" -name '*.tmp*' -o -name '.*probe*')
 [ -z "$leftovers" ] && ok || bad "temporary files left: $leftovers"
 

@@ -176,6 +176,7 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
   // The configuration this test was written for: no n-gram table (tested on its own below) and dropout
   // 0.1. Forty steps on 128 reviews are too few for the defaults' 65,536 fresh n-gram rows.
   config.ngram_buckets = 0;
+  config.nb_max = 0;
   config.dropout = 0.1;
   Vocabulary vocabulary = Vocabulary::build(tokens, 100, 1);
   const std::vector<Example> examples = encode(reviews, vocabulary, config.max_len);
@@ -239,6 +240,7 @@ struct SmallRun {
     config.batch_size = 16;
     config.epochs = 1;
     config.ngram_buckets = 64;  // the n-gram table too: resuming must restore it exactly as well
+    config.nb_max = 0;          // no NB branch (a test of its own has one)
     std::vector<std::vector<std::string>> tokens;
     for (const Review& r : reviews) tokens.push_back(tokenize(r.text));
     vocabulary = Vocabulary::build(tokens, 100, 1);
@@ -755,6 +757,135 @@ BOOST_AUTO_TEST_CASE(sparse_embedding_tables_move_only_the_rows_a_batch_looked_u
   expect_error_containing<ValueError>([&] { pretrain(checkpoint, run.examples, progress); },
                                       "sparse_embeddings does not go with pretrain_epochs > 0 (train with "
                                       "--dense-embeddings)");
+}
+
+BOOST_AUTO_TEST_CASE(nb_ratios_are_the_smoothed_log_count_ratios_of_the_training_reviews) {
+  // Positive: "good film", "good"; negative: "bad film". Counts of reviews (positive, negative), plus
+  // α = 1: good (3, 1), film (2, 2), bad (1, 2); ‖p‖₁ = 6, ‖q‖₁ = 5.
+  const std::vector<std::vector<std::string>> reviews = {{"good", "film"}, {"good"}, {"bad", "film"}};
+  const std::vector<int64_t> labels = {1, 1, 0};
+  const NbFeatures unigrams = NbFeatures::build(reviews, labels, 1, 10, 1);
+  BOOST_TEST(unigrams.kept() == 3);
+  BOOST_TEST(unigrams.keys().numel() == 10);
+  auto ratios_of = [](const NbFeatures& nb, const std::vector<std::string>& tokens) {
+    const NbFeatures::Present present = nb.present(tokens);
+    std::vector<double> r(present.ratios.begin(), present.ratios.end());
+    std::sort(r.begin(), r.end());
+    return r;
+  };
+  const double good = std::log((3.0 / 6) / (1.0 / 5)), film = std::log((2.0 / 6) / (2.0 / 5)),
+               bad = std::log((1.0 / 6) / (2.0 / 5));
+  // An n-gram counts once per review, and an unknown word has no row.
+  const std::vector<double> got = ratios_of(unigrams, {"good", "zebra", "good", "film"});
+  BOOST_REQUIRE(got.size() == 2u);
+  BOOST_TEST(got[0] == film, boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(got[1] == good, boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(ratios_of(unigrams, {"bad"})[0] == bad, boost::test_tools::tolerance(1e-6));
+  const NbFeatures::Present present = unigrams.present({"film", "good", "bad"});
+  BOOST_TEST(std::is_sorted(present.rows.begin(), present.rows.end()));
+  BOOST_TEST((std::set<int64_t>(present.rows.begin(), present.rows.end()) == std::set<int64_t>{1, 2, 3}));
+  // Bigrams as well: "good film" and "bad film" get rows of their own.
+  BOOST_TEST(NbFeatures::build(reviews, labels, 2, 10, 1).present({"good", "film"}).rows.size() == 3u);
+  // At least 2 reviews: "bad" has none; a table of 2 rows keeps one n-gram, one of those in the most reviews.
+  BOOST_TEST(NbFeatures::build(reviews, labels, 1, 10, 2).present({"bad"}).rows.empty());
+  const NbFeatures one = NbFeatures::build(reviews, labels, 1, 2, 1);
+  BOOST_TEST(one.kept() == 1);
+  BOOST_TEST(one.present({"bad"}).rows.empty());
+  // Read back from its tensors, the same rows; a repeated key is refused.
+  const NbFeatures reread(unigrams.keys().clone(), unigrams.ratios().clone(), 1);
+  BOOST_TEST(reread.present({"film", "good", "bad"}).rows == present.rows);
+  Tensor keys = unigrams.keys().clone();
+  keys.data_ptr<int64_t>()[2] = keys.data_ptr<int64_t>()[1];
+  expect_error<ValueError>([&] { NbFeatures(keys, unigrams.ratios(), 1); },
+                           "NbFeatures: the key of row 2 appears twice");
+}
+
+BOOST_AUTO_TEST_CASE(the_nb_branch_moves_only_its_reviews_rows_and_reloads_exactly) {
+  Generator g(5);
+  SmallRun run(synthetic_reviews(64, g));
+  run.config.nb_max = 2;
+  run.config.nb_rows = 256;
+  run.config.nb_min_reviews = 1;
+  std::vector<std::vector<std::string>> tokens;
+  std::vector<int64_t> labels;
+  for (const Review& r : run.reviews) {
+    tokens.push_back(tokenize(r.text));
+    labels.push_back(r.label);
+  }
+  NbFeatures nb = NbFeatures::build(tokens, labels, 2, 256, 1);
+  BOOST_REQUIRE(nb.kept() > 20);
+  BOOST_REQUIRE(nb.kept() < 255);  // rows left unused: no review looks them up
+  const std::vector<Example> examples = encode(run.reviews, run.vocabulary, run.config.max_len, &nb);
+  BOOST_TEST(!examples[0].nb_rows.empty());
+  BOOST_TEST(examples[0].nb_rows.size() == examples[0].nb_ratios.size());
+  manual_seed(6);
+  Checkpoint checkpoint{
+      run.config, run.vocabulary,
+      std::make_shared<SentimentModel>(run.config, run.vocabulary.size(),
+                                       build_ngram_vocabulary(run.config, examples), std::move(nb))};
+  const Tensor& table = checkpoint.model->nb->weight.data();
+  BOOST_TEST(sum(abs(table)).item() == 0.0);  // the branch starts silent
+  std::ostringstream progress;
+  train(checkpoint, examples, progress);
+  const int64_t kept = checkpoint.model->nb_features()->kept();
+  BOOST_TEST(sum(abs(table.slice(0, 1, kept + 1))).item() > 0.0);
+  BOOST_TEST(sum(abs(table.slice(0, kept + 1, 256))).item() == 0.0);  // never looked up, never moved
+  BOOST_TEST(sum(abs(table.select(0, 0))).item() == 0.0);             // the padding row
+  // Saved and loaded: the same n-grams, ratios and probabilities, to the bit.
+  const fs::path dir = fs::temp_directory_path() / ("sentiment_nb_test_" + std::to_string(::getpid()));
+  checkpoint.save(dir);
+  const Checkpoint reloaded = Checkpoint::load(dir);
+  BOOST_REQUIRE(reloaded.model->nb_features() != nullptr);
+  const std::vector<Example> again =
+      encode(run.reviews, reloaded.vocabulary, reloaded.config.max_len, reloaded.model->nb_features());
+  BOOST_TEST(again[3].nb_rows == examples[3].nb_rows);
+  BOOST_TEST(positive_probabilities(*reloaded.model, again) ==
+             positive_probabilities(*checkpoint.model, examples));
+  fs::remove_all(dir);
+  // The branch needs its inputs, and says so.
+  const Batch batch = make_batch(examples, {0, 1}, run.config.max_len);
+  expect_error_containing<ShapeError>(
+      [&] { checkpoint.model->forward(batch.tokens, batch.lengths); },
+      "SentimentModel: the NB branch expects nb_rows (B, K) int64 and nb_ratios "
+      "(B, K) for 2 reviews, got nb_rows none");
+}
+
+BOOST_AUTO_TEST_CASE(an_ensemble_averages_its_members_log_odds) {
+  SmallRun run(synthetic(48, 9));
+  std::ostringstream progress;
+  std::vector<Checkpoint> members;
+  for (uint64_t seed : {1, 2}) {
+    run.config.seed = seed;
+    manual_seed(seed);
+    members.push_back(run.make());
+    train(members.back(), run.examples, progress);
+  }
+  const Checkpoint &a = members[0], &b = members[1];
+  // The log-odds are the logits' difference: σ of them is P(positive).
+  const std::vector<double> za = positive_log_odds(*a.model, run.examples),
+                            pa = positive_probabilities(*a.model, run.examples);
+  for (size_t i = 0; i < za.size(); ++i)
+    BOOST_TEST(1 / (1 + std::exp(-za[i])) == pa[i], boost::test_tools::tolerance(1e-6));
+  // One member: the model's own accuracy and loss.
+  const Evaluation alone = evaluate_ensemble({&a}, run.reviews), direct = evaluate(*a.model, run.examples);
+  BOOST_TEST(alone.count == direct.count);
+  BOOST_TEST(alone.accuracy == direct.accuracy);
+  BOOST_TEST(alone.loss == direct.loss, boost::test_tools::tolerance(1e-5));
+  // Two: the mean of their log-odds, and the loss of σ of that.
+  const std::vector<double> zb = positive_log_odds(*b.model, run.examples),
+                            z = ensemble_log_odds({&a, &b}, run.reviews);
+  double loss = 0, correct = 0;
+  for (size_t i = 0; i < z.size(); ++i) {
+    BOOST_TEST(z[i] == (za[i] + zb[i]) / 2, boost::test_tools::tolerance(1e-12));
+    const double p = 1 / (1 + std::exp(-z[i]));
+    loss -= std::log(run.reviews[i].label ? p : 1 - p);
+    correct += (p > 0.5) == (run.reviews[i].label == 1);
+  }
+  const Evaluation both = evaluate_ensemble({&a, &b}, run.reviews);
+  BOOST_TEST(both.accuracy == correct / static_cast<double>(z.size()));
+  BOOST_TEST(both.loss == loss / static_cast<double>(z.size()), boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(za != zb);  // two seeds, two models: the average is not trivially one of them
+  expect_error<ValueError>([&] { ensemble_log_odds({}, run.reviews); }, "ensemble: needs at least one model");
 }
 
 BOOST_AUTO_TEST_CASE(pretraining_learns_to_fill_in_masked_tokens_and_leaves_the_model_as_it_was_built) {
