@@ -3,6 +3,7 @@
 //
 //   tokens (B, T) -> (Embedding + n-gram embeddings)·√d + PositionalEncoding -> N encoder layers
 //   -> masked mean and max pooling -> dropout -> Linear -> logits (B, 2)
+//   + the NB branch's logits (B, 2): Σ over the review's 1- to 3-grams f of r_f · W[f] (nb_features.h)
 //
 // The n-gram embeddings (optional, on by default) are fastText's (Joulin et al., 2017): each bigram (and
 // trigram) of token ids has a row of a second table, and its vector is added to the embedding of the
