@@ -227,19 +227,6 @@ Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples,
   return result;
 }
 
-std::vector<double> positive_probabilities(SentimentModel& model, const std::vector<Example>& examples) {
-  NoGradGuard no_grad;
-  model.eval();
-  std::vector<double> out(examples.size());
-  for (const auto& indices : evaluation_batches(examples, 256)) {
-    const Batch batch = make_batch(examples, indices, model.encoder->options.max_len);
-    const Tensor p = softmax(
-        model.forward(batch.tokens, batch.lengths, batch.nb_rows, batch.nb_ratios).data(), 1);  // (B, 2)
-    for (size_t i = 0; i < indices.size(); ++i) out[indices[i]] = p.at({static_cast<int64_t>(i), 1});
-  }
-  return out;
-}
-
 std::vector<double> positive_log_odds(SentimentModel& model, const std::vector<Example>& examples) {
   NoGradGuard no_grad;
   model.eval();
@@ -254,6 +241,13 @@ std::vector<double> positive_log_odds(SentimentModel& model, const std::vector<E
     }
   }
   return out;
+}
+
+std::vector<double> positive_probabilities(SentimentModel& model, const std::vector<Example>& examples) {
+  // softmax(z)[1] = σ(z₁ - z₀)
+  std::vector<double> p = positive_log_odds(model, examples);
+  for (double& v : p) v = 1 / (1 + std::exp(-v));
+  return p;
 }
 
 namespace {
