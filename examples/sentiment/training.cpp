@@ -558,7 +558,8 @@ int64_t whole_number(const optim::TrainingState& state, const std::string& key, 
 
 // The classifier's optimizers: AdamW for the whole model, or, with config.sparse_embeddings, AdamW for
 // all but the two embedding tables and SparseAdam for those (their gradients are row-sparse, which AdamW
-// refuses: it would step every row). One learning rate and schedule for both.
+// refuses: it would step every row); with the NB branch, a third (SparseAdam) for its table, at nb_lr.
+// One schedule for all.
 class Optimizers {
  public:
   Optimizers(SentimentModel& model, const Config& c) : nb_scale_(c.nb_lr > 0 ? c.nb_lr / c.lr : 1.0) {
@@ -578,7 +579,8 @@ class Optimizers {
   }
   const std::vector<Variable>& parameters() const { return parameters_; }
   void set_learning_rate(double lr) {
-    for (optim::Optimizer* o : all()) o->set_learning_rate(o == optional_ptr(nb_) ? lr * nb_scale_ : lr);
+    for (optim::Optimizer* o : all()) o->set_learning_rate(lr);
+    if (nb_) nb_->set_learning_rate(lr * nb_scale_);
   }
   void zero_grad() {
     for (optim::Optimizer* o : all()) o->zero_grad();
@@ -596,10 +598,6 @@ class Optimizers {
   }
 
  private:
-  template <class T>
-  static const optim::Optimizer* optional_ptr(const std::optional<T>& o) {
-    return o ? &*o : nullptr;
-  }
   double nb_scale_;                   // the NB branch's learning rate over the rest's
   std::vector<Variable> parameters_;  // all of them, in the model's order
   std::optional<optim::AdamW> dense_;

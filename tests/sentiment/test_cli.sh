@@ -101,6 +101,16 @@ if grep -q "an ensemble of 2 models" <<<"$two" && grep -q "(8 examples" <<<"$one
 else
   bad "eval of an ensemble folder: '$one' against: $two"
 fi
+# --held-out needs models that held reviews out, the same ones.
+# (small's first 10 words: all but its --validation)
+"$bin" train --data "$tmp/imdb" --out "$tmp/all" "${small[@]:0:10}" --validation 0 --no-eval >/dev/null 2>&1 ||
+  bad "training on all reviews failed"
+expect_failure "eval --held-out of a model that held nothing out" \
+  "eval --held-out: $tmp/all was trained on every training review: none held out" \
+  "$bin" eval --model "$tmp/all" --data "$tmp/imdb" --held-out
+expect_failure "eval --held-out of models that held out other reviews" \
+  "eval --held-out: $tmp/all held out other reviews than $tmp/model" \
+  "$bin" eval --model "$tmp/model" --model "$tmp/all" --data "$tmp/imdb" --held-out
 one=$("$bin" predict --model "$tmp/model" "a great film" 2>&1)
 two=$("$bin" predict --model "$tmp/ensemble" "a great film" 2>&1)
 [ "$two" = "$one, an ensemble of 2 models" ] && ok || bad "predict with an ensemble folder: '$two' against '$one'"
