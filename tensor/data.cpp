@@ -33,9 +33,13 @@ std::vector<Tensor> index_batches(int64_t n, const BatchOptions& options) {
   return batches;
 }
 
-PaddedSequences pad_sequences(const std::vector<std::vector<int64_t>>& sequences, int64_t padding,
-                              int64_t max_len) {
+PaddedSequences pad_sequences(const std::vector<std::vector<int64_t>>& sequences, const PadOptions& options) {
+  const int64_t max_len = options.max_len;
   if (max_len < 0) throw ValueError("pad_sequences", "max_len must be 0 (no limit) or positive");
+  if (options.multiple_of < 1) {
+    throw ValueError("pad_sequences",
+                     "multiple_of must be 1 or more, got " + std::to_string(options.multiple_of));
+  }
   const int64_t batch = static_cast<int64_t>(sequences.size());
   int64_t longest = 0;
   std::vector<int64_t> lens;
@@ -45,7 +49,9 @@ PaddedSequences pad_sequences(const std::vector<std::vector<int64_t>>& sequences
     lens.push_back(len);
     longest = std::max(longest, len);
   }
-  std::vector<int64_t> tokens(static_cast<size_t>(batch * longest), padding);
+  longest = (longest + options.multiple_of - 1) / options.multiple_of * options.multiple_of;
+  if (max_len > 0) longest = std::min(longest, max_len);
+  std::vector<int64_t> tokens(static_cast<size_t>(batch * longest), options.padding);
   for (int64_t b = 0; b < batch; ++b) {
     std::copy_n(sequences[static_cast<size_t>(b)].begin(), lens[static_cast<size_t>(b)],
                 tokens.begin() + b * longest);

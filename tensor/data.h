@@ -34,10 +34,18 @@ struct PaddedSequences {
   Tensor valid_lens;  // (B) int64: each sequence's length in tokens (after cutting to max_len)
 };
 
+struct PadOptions {
+  int64_t padding = 0;      // the id written after each sequence
+  int64_t max_len = 0;      // > 0: sequences are cut to this many tokens, and T is at most this
+  int64_t multiple_of = 1;  // T rounded up to a multiple of this (then capped at max_len): batches
+                            // come in a few shapes, whose buffers an allocator can reuse
+};
+
 // Token sequences of different lengths as one batch: each sequence cut to max_len (if max_len > 0) and
-// padded with `padding` to the longest, with the lengths a model's mask needs.
+// padded to the longest (rounded up to multiple_of), with the lengths a model's mask needs.
 //   auto [tokens, valid_lens] = pad_sequences({{5, 3, 8}, {7}});  // [[5, 3, 8], [7, 0, 0]], [3, 1]
-PaddedSequences pad_sequences(const std::vector<std::vector<int64_t>>& sequences, int64_t padding = 0,
-                              int64_t max_len = 0);
+//   pad_sequences(ids, {.padding = 0, .max_len = 512, .multiple_of = 16});  // T: 16, 32, ... or 512
+PaddedSequences pad_sequences(const std::vector<std::vector<int64_t>>& sequences,
+                              const PadOptions& options = {});
 
 }  // namespace minigrad

@@ -7,6 +7,7 @@
 
 #include "examples/common/cli_options.h"
 #include "examples/common/progress.h"
+#include "tensor/data.h"
 
 namespace dates {
 
@@ -17,7 +18,6 @@ Batch make_batch(const std::vector<Example>& examples, int64_t max_source_len) {
   const int64_t b = static_cast<int64_t>(examples.size());
   if (b == 0) throw ValueError("dates", "an empty batch");
   std::vector<std::vector<int64_t>> sources;
-  int64_t longest = 1;
   for (const Example& e : examples) {
     if (e.source.empty()) throw ValueError("dates", "empty source: there is no date to read");
     sources.push_back(CharVocabulary::encode(e.source));
@@ -25,17 +25,15 @@ Batch make_batch(const std::vector<Example>& examples, int64_t max_source_len) {
       throw ValueError("dates", "\"" + e.source + "\" has " + std::to_string(e.source.size()) +
                                     " characters; the model reads at most " + std::to_string(max_source_len));
     }
-    longest = std::max<int64_t>(longest, static_cast<int64_t>(e.source.size()));
   }
-  Batch batch{Tensor::zeros({b, longest}, DType::Int64), Tensor::empty({b}, DType::Int64),
-              Tensor::empty({b, kTargetSteps}, DType::Int64), Tensor::empty({b, kTargetSteps}, DType::Int64)};
-  int64_t* source = batch.source.data_ptr<int64_t>();
+  auto [source, source_lens] =
+      pad_sequences(sources, {.padding = CharVocabulary::kPad});  // (B, longest), (B)
+  Batch batch{source, source_lens, Tensor::empty({b, kTargetSteps}, DType::Int64),
+              Tensor::empty({b, kTargetSteps}, DType::Int64)};
   int64_t* input = batch.decoder_input.data_ptr<int64_t>();
   int64_t* labels = batch.labels.data_ptr<int64_t>();
   for (int64_t row = 0; row < b; ++row) {
     const std::vector<int64_t>& s = sources[static_cast<size_t>(row)];
-    std::copy(s.begin(), s.end(), source + row * longest);
-    batch.source_lens.data_ptr<int64_t>()[row] = static_cast<int64_t>(s.size());
     std::vector<int64_t> target = CharVocabulary::encode(examples[static_cast<size_t>(row)].target);
     if (static_cast<int64_t>(target.size()) != kTargetSteps - 1)
       throw ValueError("dates",

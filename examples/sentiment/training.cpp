@@ -48,29 +48,35 @@ NgramVocabulary build_ngram_vocabulary(const Config& config, const std::vector<E
   return NgramVocabulary::build(documents, config.ngram_max, config.ngram_buckets);
 }
 
+namespace {
+// Batches are padded to a multiple of 16 tokens: they then come in a few shapes, whose buffers the
+// allocator recycles, instead of a new shape (and fresh memory from the kernel) at almost every step.
+// Never past max_len, the length of the positional-encoding table.
+constexpr int64_t kPadMultiple = 16;
+}  // namespace
+
 int64_t padded_length(int64_t longest, int64_t max_len) {
-  // A multiple of 16: batches then come in a few shapes, whose buffers the allocator recycles, instead of
-  // a new shape (and fresh memory from the kernel) at almost every step. Never past max_len, the length
-  // of the positional-encoding table.
-  return std::min((longest + 15) / 16 * 16, max_len);
+  return std::min((longest + kPadMultiple - 1) / kPadMultiple * kPadMultiple, max_len);
 }
 
 Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>& indices, int64_t max_len) {
   const int64_t b = static_cast<int64_t>(indices.size());
-  int64_t t = 1;
-  for (size_t i : indices) t = std::max<int64_t>(t, static_cast<int64_t>(examples[i].ids.size()));
-  if (t > max_len) {
-    throw ValueError("make_batch", "an example has " + std::to_string(t) + " tokens, more than max_len " +
-                                       std::to_string(max_len));
+  std::vector<std::vector<int64_t>> ids;
+  ids.reserve(indices.size());
+  for (size_t i : indices) {
+    const int64_t t = static_cast<int64_t>(examples[i].ids.size());  // encode() made it 1 or more
+    if (t > max_len) {
+      throw ValueError("make_batch", "an example has " + std::to_string(t) + " tokens, more than max_len " +
+                                         std::to_string(max_len));
+    }
+    ids.push_back(examples[i].ids);
   }
-  t = padded_length(t, max_len);
-  Batch batch{Tensor::zeros({b, t}, DType::Int64), Tensor::empty({b}, DType::Int64),
-              Tensor::empty({b}, DType::Int64)};
-  int64_t* tokens = batch.tokens.data_ptr<int64_t>();
+  // (B, T), T = padded_length(longest, max_len); and (B)
+  auto [tokens, lengths] =
+      pad_sequences(ids, {.padding = Vocabulary::kPad, .max_len = max_len, .multiple_of = kPadMultiple});
+  Batch batch{tokens, lengths, Tensor::empty({b}, DType::Int64)};
   for (int64_t row = 0; row < b; ++row) {
     const Example& e = examples[indices[static_cast<size_t>(row)]];
-    std::copy(e.ids.begin(), e.ids.end(), tokens + row * t);  // the rest stays <pad> (0)
-    batch.lengths.data_ptr<int64_t>()[row] = static_cast<int64_t>(e.ids.size());
     batch.labels.data_ptr<int64_t>()[row] = e.label;
     batch.token_count += static_cast<int64_t>(e.ids.size());
   }

@@ -45,14 +45,28 @@ BOOST_AUTO_TEST_CASE(index_batches_cover_every_index_once_and_keep_or_drop_the_l
 }
 
 BOOST_AUTO_TEST_CASE(pad_sequences_pads_to_the_longest_and_gives_the_lengths) {
-  const PaddedSequences batch = pad_sequences({{5, 3, 8}, {7}, {}}, /*padding=*/0);
+  const PaddedSequences batch = pad_sequences({{5, 3, 8}, {7}, {}});
   BOOST_TEST(batch.tokens.shape() == Shape({3, 3}));
   expect_equal(batch.tokens, {5, 3, 8, 7, 0, 0, 0, 0, 0});
   expect_equal(batch.valid_lens, {3, 1, 0});
-  const PaddedSequences cut = pad_sequences({{5, 3, 8, 9}, {7}}, /*padding=*/-1, /*max_len=*/2);
+  const PaddedSequences cut = pad_sequences({{5, 3, 8, 9}, {7}}, {.padding = -1, .max_len = 2});
   BOOST_TEST(cut.tokens.shape() == Shape({2, 2}));
   expect_equal(cut.tokens, {5, 3, 7, -1});
   expect_equal(cut.valid_lens, {2, 1});
+}
+
+BOOST_AUTO_TEST_CASE(pad_sequences_rounds_the_length_up_to_a_multiple_but_never_past_max_len) {
+  const PaddedSequences rounded = pad_sequences({{5, 3, 8}, {7}}, {.padding = 9, .multiple_of = 4});
+  BOOST_TEST(rounded.tokens.shape() == Shape({2, 4}));
+  expect_equal(rounded.tokens, {5, 3, 8, 9, 7, 9, 9, 9});
+  expect_equal(rounded.valid_lens, {3, 1});
+  // 5 tokens round up to 8, but max_len 6 caps it (and cuts the longest sequence to 6).
+  const PaddedSequences capped =
+      pad_sequences({{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10, 11, 12}}, {.max_len = 6, .multiple_of = 4});
+  BOOST_TEST(capped.tokens.shape() == Shape({2, 6}));
+  expect_equal(capped.valid_lens, {5, 6});
+  expect_error<ValueError>([] { pad_sequences({{1}}, {.multiple_of = 0}); },
+                           "pad_sequences: multiple_of must be 1 or more, got 0");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
