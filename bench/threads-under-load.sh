@@ -9,27 +9,31 @@
 #          process, loading included, timed from outside
 #   large: minigrad-train-step --config A (d 128, 2 layers, batch 32 x 128): its median ms per step
 #
-#   bench/threads-under-load.sh [--rounds 3] [--env "GOMP_SPINCOUNT=300000"] [--build build/release]
+#   bench/threads-under-load.sh [--rounds 3] [--env "VAR=value ..."] [--build DIR]...
+#
+# --build may be given several times (a build before and after a change): each round then measures every
+# build in turn, so that all of them see the same machine.
 #
 # It needs the IMDB folder in data/aclImdb (scripts/train-sentiment.sh extracts it) and holds no lock: on a
 # shared machine run nothing else meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rounds=3 extra_env=() build=build/release
+rounds=3 extra_env=() builds=()
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --env) read -r -a extra_env <<<"$2"; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    *) echo "usage: bench/threads-under-load.sh [--rounds N] [--env 'VAR=value ...'] [--build DIR]" >&2; exit 2 ;;
+    --build) builds+=("$2"); shift 2 ;;
+    *) echo "usage: bench/threads-under-load.sh [--rounds N] [--env 'VAR=value ...'] [--build DIR]..." >&2; exit 2 ;;
   esac
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "--rounds: '$rounds' is not a whole number" >&2; exit 2; }
-sentiment=$build/examples/minigrad-sentiment
-train_step=$build/bench/minigrad-train-step
-for f in "$sentiment" "$train_step"; do
-  [ -x "$f" ] || { echo "$f is missing: build first (cmake --build build/release)" >&2; exit 1; }
+[ ${#builds[@]} -gt 0 ] || builds=(build/release)
+for build in "${builds[@]}"; do
+  for f in "$build/examples/minigrad-sentiment" "$build/bench/minigrad-train-step"; do
+    [ -x "$f" ] || { echo "$f is missing: build first (cmake --build build/release)" >&2; exit 1; }
+  done
 done
 [ -d data/aclImdb/train/pos ] || { echo "data/aclImdb is missing: run scripts/train-sentiment.sh once" >&2; exit 1; }
 # shellcheck source=bench/machine.sh
@@ -48,14 +52,14 @@ trap cleanup EXIT
 small() {
   local out=$tmp/small-$BASHPID start end
   start=$(date +%s.%N)
-  env ${extra_env[@]+"${extra_env[@]}"} "$sentiment" train --data data/aclImdb --train-limit 3000 --hiddens 16 \
+  env ${extra_env[@]+"${extra_env[@]}"} "$build/examples/minigrad-sentiment" train --data data/aclImdb --train-limit 3000 --hiddens 16 \
     --heads 2 --ffn 32 --layers 1 --vocab-size 2000 --max-len 64 --validation 0 --epochs 1 --no-eval \
     --out "$out" >/dev/null 2>&1
   end=$(date +%s.%N)
   awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }'
 }
 large() {
-  env ${extra_env[@]+"${extra_env[@]}"} "$train_step" --config A --steps 10 --warmup 2 2>&1 |
+  env ${extra_env[@]+"${extra_env[@]}"} "$build/bench/minigrad-train-step" --config A --steps 10 --warmup 2 2>&1 |
     grep -oE 'ms_per_step=[0-9.]+' | cut -d= -f2
 }
 busy_start() {
@@ -79,25 +83,29 @@ pair() {
 
 declare -A results
 for round in $(seq 1 "$rounds"); do
-  for model in small large; do
-    results[$model,alone]+="$($model) "
-    busy_start
-    results[$model,busy]+="$($model) "
-    busy_stop
-    results[$model,pair]+="$(pair $model) "
+  for build in "${builds[@]}"; do
+    for model in small large; do
+      results[$build,$model,alone]+="$($model) "
+      busy_start
+      results[$build,$model,busy]+="$($model) "
+      busy_stop
+      results[$build,$model,pair]+="$(pair $model) "
+    done
   done
 done
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
-echo "threads under load, $build: $rounds round(s); medians (each round's figures in brackets)${extra_env[*]:+; env ${extra_env[*]}}"
-printf '%-8s %-26s %-26s %-26s %8s %8s\n' model alone "beside a busy process" "two at once (slower)" busy/alone pair/alone
-for model in small large; do
-  unit=s
-  [ $model = large ] && unit="ms/step"
-  a=$(median <<<"${results[$model,alone]}")
-  b=$(median <<<"${results[$model,busy]}")
-  p=$(median <<<"${results[$model,pair]}")
-  printf '%-8s %-26s %-26s %-26s %8.2f %8.2f\n' "$model" "$a $unit [${results[$model,alone]% }]" \
-    "$b [${results[$model,busy]% }]" "$p [${results[$model,pair]% }]" \
-    "$(awk -v x="$b" -v y="$a" 'BEGIN { print x / y }')" "$(awk -v x="$p" -v y="$a" 'BEGIN { print x / y }')"
+for build in "${builds[@]}"; do
+  echo "threads under load, $build: $rounds round(s); medians (each round's figures in brackets)${extra_env[*]:+; env ${extra_env[*]}}"
+  printf '%-8s %-26s %-26s %-26s %8s %8s\n' model alone "beside a busy process" "two at once (slower)" busy/alone pair/alone
+  for model in small large; do
+    unit=s
+    [ $model = large ] && unit="ms/step"
+    a=$(median <<<"${results[$build,$model,alone]}")
+    b=$(median <<<"${results[$build,$model,busy]}")
+    p=$(median <<<"${results[$build,$model,pair]}")
+    printf '%-8s %-26s %-26s %-26s %8.2f %8.2f\n' "$model" "$a $unit [${results[$build,$model,alone]% }]" \
+      "$b [${results[$build,$model,busy]% }]" "$p [${results[$build,$model,pair]% }]" \
+      "$(awk -v x="$b" -v y="$a" 'BEGIN { print x / y }')" "$(awk -v x="$p" -v y="$a" 'BEGIN { print x / y }')"
+  done
 done

@@ -2,11 +2,12 @@
 # installed package config, when another project does find_package(minigrad).
 
 # OpenBLAS through its cblas interface. Debian's libopenblas-dev comes in three builds (pthread, OpenMP,
-# serial), each in its own folder. minigrad prefers the OpenMP build: then OpenBLAS and minigrad's own
-# kernels share one OpenMP thread pool. With the pthread build, OpenBLAS's threads spin-wait after every
-# matmul while OpenMP's try to run the next kernel, and on two cores a matmul-then-elementwise loop ran
-# 35% slower (bench: 45 vs 29 ms per iteration). The chosen library's folder goes into the executables'
-# run path, so the system-wide libopenblas.so.0 alternative (often the pthread build) is not used.
+# serial), each in its own folder. minigrad makes every BLAS call on one thread and splits large products
+# between its own threads (tensor/threads.h, tensor/matmul.cpp). It prefers the OpenMP build, the one
+# the PyTorch comparisons are given (docs/performance.md): a call made with the calling thread's OpenMP
+# thread count at 1 starts no thread, where the pthread build starts its pool when it loads. The chosen
+# library's folder goes into the executables' run path, so the system-wide libopenblas.so.0 alternative
+# (often the pthread build) is not used.
 set(MINIGRAD_OPENBLAS_VARIANT_DIRS
   /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp
   /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp)
@@ -14,7 +15,7 @@ find_library(MINIGRAD_OPENBLAS_LIBRARY NAMES openblas PATHS ${MINIGRAD_OPENBLAS_
 find_path(MINIGRAD_CBLAS_INCLUDE_DIR cblas.h PATHS ${MINIGRAD_OPENBLAS_VARIANT_DIRS} NO_DEFAULT_PATH)
 if(NOT MINIGRAD_OPENBLAS_LIBRARY OR NOT MINIGRAD_CBLAS_INCLUDE_DIR)
   message(STATUS "minigrad: OpenBLAS's OpenMP build not found (Debian: libopenblas-openmp-dev); using the "
-                 "default OpenBLAS, which may be slower next to OpenMP kernels")
+                 "default OpenBLAS")
   find_path(MINIGRAD_CBLAS_INCLUDE_DIR cblas.h
     PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-pthread
     PATH_SUFFIXES openblas)
@@ -37,7 +38,12 @@ if(NOT TARGET minigrad::openblas)
   set_property(TARGET minigrad::openblas PROPERTY INTERFACE_LINK_OPTIONS "LINKER:-rpath,${MINIGRAD_OPENBLAS_DIR}")
 endif()
 
-# OpenMP threads the elementwise and reduction kernels (GCC ships it; for Clang: libomp-dev).
+# std::thread for minigrad's thread pool.
+find_package(Threads REQUIRED)
+
+# OpenMP: `#pragma omp simd` (loops the compiler may vectorize in any order, sums among them), and the
+# calling thread's OpenMP thread count, which OpenBLAS's OpenMP build reads at every call. minigrad runs
+# no OpenMP parallel region of its own. GCC ships it; for Clang: libomp-dev.
 find_package(OpenMP COMPONENTS CXX)
 if(NOT OpenMP_CXX_FOUND)
   message(FATAL_ERROR

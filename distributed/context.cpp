@@ -40,7 +40,7 @@ void Context::init(int* argc, char*** argv) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
-      // FUNNELED: only the thread that created the Context calls MPI; OpenMP's workers never do.
+      // FUNNELED: only the thread that created the Context calls MPI; minigrad's pool workers never do.
       int provided = 0;
       MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     }

@@ -3,8 +3,8 @@
 # something is missing. Extra package names can be passed as arguments.
 set -euo pipefail
 
-# libopenblas-openmp-dev: the OpenMP build of OpenBLAS, which shares minigrad's thread pool (see
-# cmake/minigradDependencies.cmake). libopenmpi-dev, openmpi-bin: the distributed layer and its tests.
+# libopenblas-openmp-dev: the OpenMP build of OpenBLAS, which minigrad calls one thread at a time and
+# which the PyTorch comparisons are given (see cmake/minigradDependencies.cmake). libopenmpi-dev, openmpi-bin: the distributed layer and its tests.
 # procps: pgrep, with which the black-box tests check that no process is left behind. doxygen: the API
 # reference (the docs target), which a test builds. python3: tests/docs/check_docs.py, which checks the
 # docs' links, programs and outputs.

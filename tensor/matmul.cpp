@@ -78,14 +78,34 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 
 namespace {
 
-// One BLAS call. Inside an OpenMP parallel region OpenBLAS's OpenMP build runs it on the calling thread.
+// While alive, the calling thread's OpenMP thread count is 1: OpenBLAS's OpenMP build threads a call over
+// omp_get_max_threads() of the thread that makes it, and minigrad splits its products itself. The count
+// is put back afterwards, for a program that uses OpenMP on its own threads.
+class OneBlasThread {
+ public:
+  OneBlasThread() : before_(omp_get_max_threads()) {
+    if (before_ != 1) omp_set_num_threads(1);
+  }
+  ~OneBlasThread() {
+    if (before_ != 1) omp_set_num_threads(before_);
+  }
+  OneBlasThread(const OneBlasThread&) = delete;
+  OneBlasThread& operator=(const OneBlasThread&) = delete;
+
+ private:
+  int before_;
+};
+
+// One BLAS call, on the calling thread.
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const OneBlasThread one;
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha,
               a, lda, b, ldb, beta, c, ldc);
 }
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
                const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  const OneBlasThread one;
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha,
               a, lda, b, ldb, beta, c, ldc);
 }
@@ -100,14 +120,14 @@ constexpr int64_t kSplitGemmWork = int64_t{1} << 20;
 // Transformer step; independent pieces scale better (docs/performance.md, "Threads and memory"). The
 // split: along k when k dominates (a weight's gradient, summed over every token), each
 // thread summing its share of k and the shares added at the end; otherwise into bands of C's rows (or
-// columns when C is wide), each thread's band a multiple of 16 rows so that BLAS's tiles stay whole.
-// The result equals the one-call result up to rounding, which already depends on the thread count with
-// OpenBLAS's own split.
+// columns when C is wide), each band a multiple of 16 rows so that BLAS's tiles stay whole.
+// The result equals the one-call result up to rounding, which depends on the thread count (as it did
+// with OpenBLAS's own split).
 template <typename T>
 void split_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
                 const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   const int threads = num_threads();
-  if (threads <= 1 || omp_in_parallel() || m * n * k < kSplitGemmWork) {
+  if (threads <= 1 || in_parallel() || m * n * k < kSplitGemmWork) {
     blas_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
@@ -124,9 +144,7 @@ void split_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, cons
   if (k >= 4 * std::max(m, n)) {
     // Thread 0 sums its share of k into C (with beta), the others into buffers of their own.
     std::vector<T> partial(static_cast<size_t>((threads - 1) * m * n));
-#pragma omp parallel num_threads(threads)
-    {
-      const int t = omp_get_thread_num();
+    parallel_run(threads, [&](int t) {
       const int64_t p0 = start(k, t), p1 = start(k, t + 1);
       if (t == 0) {
         blas_call(ta, tb, m, n, p1 - p0, alpha, a_col(p0), lda, b_row(p0), ldb, beta, c, ldc);
@@ -136,7 +154,7 @@ void split_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, cons
       } else {
         std::fill_n(&partial[(t - 1) * m * n], m * n, T(0));
       }
-    }
+    });
     for (int t = 1; t < threads; ++t) {
       const T* p = &partial[(t - 1) * m * n];
       for (int64_t i = 0; i < m; ++i) {
@@ -145,17 +163,24 @@ void split_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, cons
     }
     return;
   }
+  // Bands: kPiecesPerThread per thread when the product is large enough for each to stay over
+  // kSplitGemmWork / 2, taken by whichever thread is free (parallel_pieces).
   const bool by_rows = m >= n;
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
-    const int64_t from = start(by_rows ? m : n, t), to = start(by_rows ? m : n, t + 1);
+  const int64_t size = by_rows ? m : n;
+  const int64_t bands = std::min<int64_t>(
+      std::clamp<int64_t>(2 * m * n * k / kSplitGemmWork, threads, int64_t{threads} * kPiecesPerThread),
+      (size + 15) / 16);
+  auto band_start = [&](int64_t p) {
+    return p == bands ? size : std::min(size, (size * p / bands + 15) / 16 * 16);
+  };
+  parallel_pieces(threads, bands, [&](int64_t p) {
+    const int64_t from = band_start(p), to = band_start(p + 1);
     if (to > from && by_rows) {
       blas_call(ta, tb, to - from, n, k, alpha, a_row(from), lda, b, ldb, beta, c + from * ldc, ldc);
     } else if (to > from) {
       blas_call(ta, tb, m, to - from, k, alpha, a, lda, b_col(from), ldb, beta, c + from, ldc);
     }
-  }
+  });
 }
 
 }  // namespace
@@ -224,17 +249,20 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     const T* pa = at.data_ptr<const T>();
     const T* pb = bt.data_ptr<const T>();
     T* pc = out.data_ptr<T>();
-    const int64_t count = batch.numel();
-    Shape index = Shape::filled(batch.rank(), 0);
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t oa = 0, ob = 0;
-      for (int d = 0; d < batch.rank(); ++d) {
-        oa += index[d] * a_strides[d];
-        ob += index[d] * b_strides[d];
+    // Batch elements are shared between the threads; a product large enough to be split itself
+    // (split_gemm) is split inside a thread's share only when that share is the whole batch.
+    parallel_for(batch.numel(), m * n * k, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        int64_t oa = 0, ob = 0;
+        for (int64_t d = batch.rank() - 1, rest = i; d >= 0; --d) {
+          const int64_t index = rest % batch[d];
+          rest /= batch[d];
+          oa += index * a_strides[d];
+          ob += index * b_strides[d];
+        }
+        blas_gemm<T>(A.trans, B.trans, m, n, k, pa + oa, A.ld, pb + ob, B.ld, pc + i * m * n, n);
       }
-      blas_gemm<T>(A.trans, B.trans, m, n, k, pa + oa, A.ld, pb + ob, B.ld, pc + i * m * n, n);
-      for (int d = batch.rank() - 1; d >= 0 && ++index[d] == batch[d]; --d) index[d] = 0;
-    }
+    });
   });
   return out;
 }

@@ -2,10 +2,15 @@
 
 #include <cblas.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace minigrad {
 
@@ -26,13 +31,143 @@ int default_threads() {
   return static_cast<int>(n);
 }
 
-// The current setting. Initialised on first use, which also hands it to OpenMP and OpenBLAS.
+// How long an idle thread spins before it sleeps. Long enough to bridge most gaps between two kernels of
+// a training step, so that a busy run seldom pays a wake-up (tens of microseconds on a virtual machine);
+// short enough that an idle thread soon hands its core to another process. On 2 Zen 4 cores, a small
+// model (minigrad-train-step --config B) took 7.5 ms per step with 50 µs, 11 ms with no spin; with
+// 200 µs two small trainings side by side each ran 1.6 times slower than one alone, with 50 µs 1.3
+// (docs/performance.md, "Threads under load").
+constexpr std::chrono::microseconds kSpinTime{50};
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Waits until value != old and returns the new value: spins for kSpinTime, then sleeps in the kernel
+// (a futex) until a store to value is followed by a notify.
+uint32_t await_change(const std::atomic<uint32_t>& value, uint32_t old) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+  do {
+    for (int i = 0; i < 64; ++i) {
+      const uint32_t now = value.load(std::memory_order_acquire);
+      if (now != old) return now;
+      cpu_relax();
+    }
+  } while (std::chrono::steady_clock::now() < deadline);
+  for (;;) {
+    value.wait(old, std::memory_order_acquire);
+    const uint32_t now = value.load(std::memory_order_acquire);
+    if (now != old) return now;
+  }
+}
+
+thread_local bool inside_task = false;
+
+// The workers, and the one parallel region they run at a time. A region: the caller publishes the task,
+// bumps `generation_` (release) and wakes the sleepers; every worker, whether its index takes part or
+// not, sees the new generation, runs its task if it has one, and counts `pending_` down; the caller runs
+// task 0 and waits for `pending_` to reach 0 (acquire). So a region's writes are seen by the code after
+// it, as at the end of an OpenMP parallel region.
+class WorkerPool {
+ public:
+  ~WorkerPool() {
+    const std::lock_guard lock(mutex_);
+    stop_workers();
+  }
+
+  void run(int threads, void (*call)(const void*, int), const void* task) {
+    auto one_after_another = [&] {
+      for (int t = 0; t < threads; ++t) call(task, t);
+    };
+    if (inside_task) return one_after_another();  // a region inside a region
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) return one_after_another();  // another thread of the program has the pool
+    while (static_cast<int>(workers_.size()) < threads - 1) {
+      const int index = static_cast<int>(workers_.size()) + 1;
+      workers_.emplace_back([this, index, seen = generation_.load()] { work(index, seen); });
+    }
+    call_ = call;
+    task_ = task;
+    active_ = threads;
+    error_ = nullptr;
+    pending_.store(static_cast<uint32_t>(workers_.size()), std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
+    generation_.notify_all();
+
+    inside_task = true;
+    run_one(0);
+    inside_task = false;
+    for (uint32_t left = pending_.load(std::memory_order_acquire); left != 0;) {
+      left = await_change(pending_, left);
+    }
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  // Lets go of the workers beyond `count` (they are started again when a region needs them).
+  void shrink_to(int count) {
+    if (inside_task) return;
+    const std::lock_guard lock(mutex_);
+    if (static_cast<int>(workers_.size()) > count) stop_workers();
+  }
+
+ private:
+  void work(int index, uint32_t seen) {
+    inside_task = true;
+    for (;;) {
+      seen = await_change(generation_, seen);
+      if (stopping_) return;
+      if (index < active_) run_one(index);
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+    }
+  }
+
+  void run_one(int t) {
+    try {
+      call_(task_, t);
+    } catch (...) {
+      const std::lock_guard lock(error_mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+
+  void stop_workers() {  // with mutex_ held
+    stopping_ = true;
+    generation_.fetch_add(1, std::memory_order_release);
+    generation_.notify_all();
+    for (std::thread& w : workers_) w.join();
+    workers_.clear();
+    stopping_ = false;
+  }
+
+  std::mutex mutex_;  // held by the thread whose region the workers run
+  std::vector<std::thread> workers_;
+  std::atomic<uint32_t> generation_{0};
+  std::atomic<uint32_t> pending_{0};
+  // Written by the region's caller before it bumps generation_, read by workers after they see it.
+  void (*call_)(const void*, int) = nullptr;
+  const void* task_ = nullptr;
+  int active_ = 0;
+  bool stopping_ = false;
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+};
+
+WorkerPool& pool() {
+  static WorkerPool p;
+  return p;
+}
+
+// The current setting, initialised on first use. minigrad splits large products between its own threads
+// and makes each BLAS call on one (tensor/matmul.cpp): OpenBLAS's OpenMP build is held to one thread per
+// call there; a pthread build is set to one thread here, once.
 int& current_threads() {
   static int threads = [] {
-    const int n = default_threads();
-    omp_set_num_threads(n);
-    openblas_set_num_threads(n);
-    return n;
+    if (openblas_get_parallel() != 2) openblas_set_num_threads(1);  // 2: the OpenMP build
+    return default_threads();
   }();
   return threads;
 }
@@ -46,8 +181,23 @@ int num_threads() {
 void set_num_threads(int n) {
   n = std::max(1, n);
   current_threads() = n;
-  omp_set_num_threads(n);
-  openblas_set_num_threads(n);
+  pool().shrink_to(n - 1);
 }
+
+bool in_parallel() {
+  return inside_task;
+}
+
+namespace detail {
+
+void run_tasks(int threads, void (*call)(const void*, int), const void* task) {
+  if (threads <= 1) {
+    if (threads == 1) call(task, 0);
+    return;
+  }
+  pool().run(threads, call, task);
+}
+
+}  // namespace detail
 
 }  // namespace minigrad

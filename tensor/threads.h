@@ -1,41 +1,78 @@
-// How many threads minigrad's kernels use, and the one helper that splits a loop across them.
+// How many threads minigrad's kernels use, and the helpers that split work across them.
 //
-// One setting drives both OpenMP (elementwise, reductions, softmax, layer norm) and OpenBLAS (matmul):
-// the environment variable MINIGRAD_NUM_THREADS at start-up, or set_num_threads() at any time.
-// Unset, it is the number of hardware threads.
+// minigrad runs its parallel kernels (elementwise, reductions, softmax, layer norm, attention, and the
+// pieces of a split matrix product) on a thread pool of its own, and calls OpenBLAS single-threaded.
+// The pool's idle workers spin for a few tens of microseconds, then sleep in the kernel until the next
+// parallel region: on a machine shared with another busy process they give the core back, where
+// OpenMP's default spin-wait would hold it for milliseconds after every region (docs/performance.md,
+// "Threads under load").
+//
+// The count: the environment variable MINIGRAD_NUM_THREADS at start-up, or set_num_threads() at any
+// time. Unset, it is the number of hardware threads.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
-
-#include <omp.h>
 
 namespace minigrad {
 
 int num_threads();
 void set_num_threads(int n);
 
+// True on a thread that is running a task of parallel_run (the caller's own share included): work
+// started there runs on that thread alone.
+bool in_parallel();
+
+namespace detail {
+void run_tasks(int threads, void (*call)(const void* task, int t), const void* task);
+}  // namespace detail
+
+// Calls task(t) for every t in [0, threads) at once, t = 0 on the calling thread and the others on the
+// pool's workers, and returns when all have returned. Inside a task, or while another thread of the
+// program has the pool, the calls run one after another on the calling thread. If tasks throw, the
+// first exception is rethrown once every task has finished.
+template <typename Task>
+void parallel_run(int threads, const Task& task) {
+  detail::run_tasks(
+      threads, [](const void* f, int t) { (*static_cast<const Task*>(f))(t); }, &task);
+}
+
+// Calls piece(p) for every p in [0, pieces), on up to `threads` threads, each taking the next piece when
+// it is free. On a machine shared with another busy process, a thread the OS has paused then holds up
+// only the piece it is in, not a fixed share of the work; alone, a few pieces per thread cost next to
+// nothing. Which thread runs a piece varies; what a piece computes must not depend on it.
+template <typename Piece>
+void parallel_pieces(int threads, int64_t pieces, const Piece& piece) {
+  std::atomic<int64_t> next{0};
+  parallel_run(static_cast<int>(std::min<int64_t>(threads, pieces)), [&](int) {
+    for (int64_t p = next++; p < pieces; p = next++) piece(p);
+  });
+}
+
 // Work below this many elements runs on the calling thread: waking a second thread costs about a
 // microsecond, which is more than a small kernel takes.
 inline constexpr int64_t kParallelGrain = 32768;
 
-// Calls body(begin, end) on disjoint, contiguous pieces of [0, n), one per thread, in parallel when the
-// work is large enough. `cost_per_item` scales the grain for items that are whole rows rather than
-// single elements. body must not throw: validate before the loop.
+// Pieces per thread of a parallel_for or a split product: enough that a paused thread's share can be
+// taken over by the others.
+inline constexpr int kPiecesPerThread = 4;
+
+// Calls body(begin, end) on disjoint, contiguous pieces of [0, n), in parallel when the work is large
+// enough: up to kPiecesPerThread pieces per thread, each of at least kParallelGrain units of work.
+// `cost_per_item` scales the grain for items that are whole rows rather than single elements. The pieces
+// depend only on n, the work and the thread count, never on which thread runs them.
 template <typename Body>
 void parallel_for(int64_t n, int64_t cost_per_item, Body&& body) {
   if (n <= 0) return;
   const int64_t work = n * std::max<int64_t>(cost_per_item, 1);
   const int threads = static_cast<int>(std::min<int64_t>({num_threads(), work / kParallelGrain, n}));
-  if (threads <= 1) {
+  if (threads <= 1 || in_parallel()) {
     body(int64_t{0}, n);
     return;
   }
-#pragma omp parallel num_threads(threads)
-  {
-    const int64_t t = omp_get_thread_num();
-    body(n * t / threads, n * (t + 1) / threads);
-  }
+  const int64_t pieces = std::min<int64_t>({int64_t{threads} * kPiecesPerThread, work / kParallelGrain, n});
+  parallel_pieces(threads, pieces, [&](int64_t p) { body(n * p / pieces, n * (p + 1) / pieces); });
 }
 
 }  // namespace minigrad
