@@ -120,7 +120,7 @@ constexpr int64_t kSplitGemmWork = int64_t{1} << 20;
 // Transformer step; independent pieces scale better (docs/performance.md, "Threads and memory"). The
 // split: along k when k dominates (a weight's gradient, summed over every token), each
 // thread summing its share of k and the shares added at the end; otherwise into bands of C's rows (or
-// columns when C is wide), each band a multiple of 16 rows so that BLAS's tiles stay whole.
+// columns when C is wide), each thread's band a multiple of 16 rows so that BLAS's tiles stay whole.
 // The result equals the one-call result up to rounding, which depends on the thread count (as it did
 // with OpenBLAS's own split).
 template <typename T>
@@ -163,18 +163,9 @@ void split_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, cons
     }
     return;
   }
-  // Bands: kPiecesPerThread per thread when the product is large enough for each to stay over
-  // kSplitGemmWork / 2, taken by whichever thread is free (parallel_pieces).
   const bool by_rows = m >= n;
-  const int64_t size = by_rows ? m : n;
-  const int64_t bands = std::min<int64_t>(
-      std::clamp<int64_t>(2 * m * n * k / kSplitGemmWork, threads, int64_t{threads} * kPiecesPerThread),
-      (size + 15) / 16);
-  auto band_start = [&](int64_t p) {
-    return p == bands ? size : std::min(size, (size * p / bands + 15) / 16 * 16);
-  };
-  parallel_pieces(threads, bands, [&](int64_t p) {
-    const int64_t from = band_start(p), to = band_start(p + 1);
+  parallel_run(threads, [&](int t) {
+    const int64_t from = start(by_rows ? m : n, t), to = start(by_rows ? m : n, t + 1);
     if (to > from && by_rows) {
       blas_call(ta, tb, to - from, n, k, alpha, a_row(from), lda, b, ldb, beta, c + from * ldc, ldc);
     } else if (to > from) {

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 namespace minigrad {
@@ -38,30 +37,13 @@ void parallel_run(int threads, const Task& task) {
       threads, [](const void* f, int t) { (*static_cast<const Task*>(f))(t); }, &task);
 }
 
-// Calls piece(p) for every p in [0, pieces), on up to `threads` threads, each taking the next piece when
-// it is free. On a machine shared with another busy process, a thread the OS has paused then holds up
-// only the piece it is in, not a fixed share of the work; alone, a few pieces per thread cost next to
-// nothing. Which thread runs a piece varies; what a piece computes must not depend on it.
-template <typename Piece>
-void parallel_pieces(int threads, int64_t pieces, const Piece& piece) {
-  std::atomic<int64_t> next{0};
-  parallel_run(static_cast<int>(std::min<int64_t>(threads, pieces)), [&](int) {
-    for (int64_t p = next++; p < pieces; p = next++) piece(p);
-  });
-}
-
 // Work below this many elements runs on the calling thread: waking a second thread costs about a
 // microsecond, which is more than a small kernel takes.
 inline constexpr int64_t kParallelGrain = 32768;
 
-// Pieces per thread of a parallel_for or a split product: enough that a paused thread's share can be
-// taken over by the others.
-inline constexpr int kPiecesPerThread = 4;
-
-// Calls body(begin, end) on disjoint, contiguous pieces of [0, n), in parallel when the work is large
-// enough: up to kPiecesPerThread pieces per thread, each of at least kParallelGrain units of work.
-// `cost_per_item` scales the grain for items that are whole rows rather than single elements. The pieces
-// depend only on n, the work and the thread count, never on which thread runs them.
+// Calls body(begin, end) on disjoint, contiguous pieces of [0, n), one per thread, in parallel when the
+// work is large enough. `cost_per_item` scales the grain for items that are whole rows rather than
+// single elements.
 template <typename Body>
 void parallel_for(int64_t n, int64_t cost_per_item, Body&& body) {
   if (n <= 0) return;
@@ -71,8 +53,7 @@ void parallel_for(int64_t n, int64_t cost_per_item, Body&& body) {
     body(int64_t{0}, n);
     return;
   }
-  const int64_t pieces = std::min<int64_t>({int64_t{threads} * kPiecesPerThread, work / kParallelGrain, n});
-  parallel_pieces(threads, pieces, [&](int64_t p) { body(n * p / pieces, n * (p + 1) / pieces); });
+  parallel_run(threads, [&](int t) { body(n * t / threads, n * (t + 1) / threads); });
 }
 
 }  // namespace minigrad
