@@ -1,10 +1,14 @@
 #include "tensor/threads.h"
 
 #include <cblas.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <mutex>
@@ -31,6 +35,18 @@ int default_threads() {
   return static_cast<int>(n);
 }
 
+bool default_dynamic() {
+  const char* env = std::getenv("MINIGRAD_DYNAMIC_THREADS");
+  if (env == nullptr || *env == '\0') return true;
+  const std::string value = env;
+  if (value == "0" || value == "false") return false;
+  if (value != "1" && value != "true") {
+    std::cerr << "minigrad: MINIGRAD_DYNAMIC_THREADS='" << env
+              << "' is not 0, 1, false or true; using true\n";
+  }
+  return true;
+}
+
 // How long an idle thread spins before it sleeps. Long enough to bridge most gaps between two kernels of
 // a training step, so that a busy run seldom pays a wake-up (tens of microseconds on a virtual machine);
 // short enough that an idle thread soon hands its core to another process. On 2 Zen 4 cores, a small
@@ -48,8 +64,10 @@ void cpu_relax() {
 }
 
 // Waits until value != old and returns the new value: spins for kSpinTime, then sleeps in the kernel
-// (a futex) until a store to value is followed by a notify.
-uint32_t await_change(const std::atomic<uint32_t>& value, uint32_t old) {
+// (a futex) until a store to value is followed by a notify. `sleepers`, if given, counts the threads
+// asleep there.
+uint32_t await_change(const std::atomic<uint32_t>& value, uint32_t old,
+                      std::atomic<int>* sleepers = nullptr) {
   const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
   do {
     for (int i = 0; i < 64; ++i) {
@@ -58,20 +76,76 @@ uint32_t await_change(const std::atomic<uint32_t>& value, uint32_t old) {
       cpu_relax();
     }
   } while (std::chrono::steady_clock::now() < deadline);
-  for (;;) {
+  if (sleepers != nullptr) sleepers->fetch_add(1, std::memory_order_relaxed);
+  uint32_t now = old;
+  while (now == old) {
     value.wait(old, std::memory_order_acquire);
-    const uint32_t now = value.load(std::memory_order_acquire);
-    if (now != old) return now;
+    now = value.load(std::memory_order_acquire);
   }
+  if (sleepers != nullptr) sleepers->fetch_sub(1, std::memory_order_relaxed);
+  return now;
 }
+
+// How many cores other threads of the machine keep busy. Linux's /proc/loadavg ends with "3/85 12345":
+// 3 threads runnable at this moment, machine-wide, of 85. Taking off our own awake threads leaves the
+// others. One reading is a snapshot (a shell or a daemon runs for a moment), so regions use a moving
+// average of readings at least kSampleEvery apart, over about the last four: a busy neighbour is seen
+// after 10 to 15 ms, and so is its end. Not on Linux: no readings, and every core counts as free.
+class MachineLoad {
+ public:
+  MachineLoad()
+      : fd_(::open("/proc/loadavg", O_RDONLY | O_CLOEXEC)),
+        cores_(static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)))) {}
+  ~MachineLoad() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  MachineLoad(const MachineLoad&) = delete;
+  MachineLoad& operator=(const MachineLoad&) = delete;
+
+  // The threads a region of `wanted` tasks should run on, given how many of ours are runnable now (the
+  // caller, and the workers that are not asleep): the cores the others leave, at least one.
+  int threads_for(int wanted, int ours_awake) {
+    if (fd_ < 0) return wanted;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_sample_) {
+      next_sample_ = now + kSampleEvery;
+      const int runnable = read_runnable();
+      if (runnable > 0) others_ += kWeight * (std::max(0, runnable - ours_awake) - others_);
+    }
+    return std::clamp(cores_ - static_cast<int>(std::lround(others_)), 1, wanted);
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kSampleEvery{5};
+  static constexpr double kWeight = 0.25;
+
+  int read_runnable() const {  // the 3 of "3/85"; -1 if the file cannot be read
+    char text[128];
+    const ssize_t n = ::pread(fd_, text, sizeof text - 1, 0);  // a fresh snapshot at each read
+    if (n <= 0) return -1;
+    text[n] = '\0';
+    const char* slash = std::strchr(text, '/');
+    if (slash == nullptr) return -1;
+    const char* start = slash;
+    while (start > text && start[-1] != ' ') --start;
+    return std::atoi(start);
+  }
+
+  int fd_;
+  int cores_;
+  std::chrono::steady_clock::time_point next_sample_{};
+  double others_ = 0;  // the moving average
+};
 
 thread_local bool inside_task = false;
 
 // The workers, and the one parallel region they run at a time. A region: the caller publishes the task,
 // bumps `generation_` (release) and wakes the sleepers; every worker, whether its index takes part or
-// not, sees the new generation, runs its task if it has one, and counts `pending_` down; the caller runs
-// task 0 and waits for `pending_` to reach 0 (acquire). So a region's writes are seen by the code after
-// it, as at the end of an OpenMP parallel region.
+// not, sees the new generation, runs its share of the tasks if it has one, and counts `pending_` down;
+// the caller runs its own share and waits for `pending_` to reach 0 (acquire). So a region's writes are
+// seen by the code after it, as at the end of an OpenMP parallel region. With dynamic threads, a region
+// runs on no more threads than the cores other processes leave free (MachineLoad); on one, the caller
+// runs every task and wakes no worker.
 class WorkerPool {
  public:
   ~WorkerPool() {
@@ -86,26 +160,36 @@ class WorkerPool {
     if (inside_task) return one_after_another();  // a region inside a region
     std::unique_lock lock(mutex_, std::try_to_lock);
     if (!lock.owns_lock()) return one_after_another();  // another thread of the program has the pool
-    while (static_cast<int>(workers_.size()) < threads - 1) {
+    const int awake = 1 + static_cast<int>(workers_.size()) - sleepers_.load(std::memory_order_relaxed);
+    const int running =
+        dynamic_.load(std::memory_order_relaxed) ? load_.threads_for(threads, awake) : threads;
+    while (static_cast<int>(workers_.size()) < running - 1) {
       const int index = static_cast<int>(workers_.size()) + 1;
       workers_.emplace_back([this, index, seen = generation_.load()] { work(index, seen); });
     }
     call_ = call;
     task_ = task;
-    active_ = threads;
+    tasks_ = threads;
+    running_ = running;
     error_ = nullptr;
-    pending_.store(static_cast<uint32_t>(workers_.size()), std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
-    generation_.notify_all();
-
+    if (running > 1) {
+      pending_.store(static_cast<uint32_t>(workers_.size()), std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
+      generation_.notify_all();
+    }
     inside_task = true;
-    run_one(0);
+    run_share(0);
     inside_task = false;
-    for (uint32_t left = pending_.load(std::memory_order_acquire); left != 0;) {
-      left = await_change(pending_, left);
+    if (running > 1) {
+      for (uint32_t left = pending_.load(std::memory_order_acquire); left != 0;) {
+        left = await_change(pending_, left);
+      }
     }
     if (error_) std::rethrow_exception(error_);
   }
+
+  void set_dynamic(bool on) { dynamic_.store(on, std::memory_order_relaxed); }
+  bool dynamic() const { return dynamic_.load(std::memory_order_relaxed); }
 
   // Lets go of the workers beyond `count` (they are started again when a region needs them).
   void shrink_to(int count) {
@@ -118,11 +202,17 @@ class WorkerPool {
   void work(int index, uint32_t seen) {
     inside_task = true;
     for (;;) {
-      seen = await_change(generation_, seen);
+      seen = await_change(generation_, seen, &sleepers_);
       if (stopping_) return;
-      if (index < active_) run_one(index);
+      if (index < running_) run_share(index);
       if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
     }
+  }
+
+  // Pool thread `index` (0: the caller) runs tasks index, index + running_, ...: each task once, however
+  // many threads the region runs on.
+  void run_share(int index) {
+    for (int t = index; t < tasks_; t += running_) run_one(t);
   }
 
   void run_one(int t) {
@@ -150,10 +240,14 @@ class WorkerPool {
   // Written by the region's caller before it bumps generation_, read by workers after they see it.
   void (*call_)(const void*, int) = nullptr;
   const void* task_ = nullptr;
-  int active_ = 0;
+  int tasks_ = 0;
+  int running_ = 0;  // threads the region runs on, the caller included
   bool stopping_ = false;
   std::mutex error_mutex_;
   std::exception_ptr error_;
+  std::atomic<int> sleepers_{0};  // workers asleep in the kernel
+  std::atomic<bool> dynamic_{default_dynamic()};
+  MachineLoad load_;  // used with mutex_ held
 };
 
 WorkerPool& pool() {
@@ -182,6 +276,14 @@ void set_num_threads(int n) {
   n = std::max(1, n);
   current_threads() = n;
   pool().shrink_to(n - 1);
+}
+
+void set_dynamic_threads(bool on) {
+  pool().set_dynamic(on);
+}
+
+bool dynamic_threads() {
+  return pool().dynamic();
 }
 
 bool in_parallel() {

@@ -9,6 +9,12 @@
 //
 // The count: the environment variable MINIGRAD_NUM_THREADS at start-up, or set_num_threads() at any
 // time. Unset, it is the number of hardware threads.
+//
+// Dynamic threads (on by default; MINIGRAD_DYNAMIC_THREADS=0 at start-up or set_dynamic_threads(false)
+// turns them off), as OpenMP's omp_set_dynamic: while other processes keep some of the machine's cores
+// busy, a region runs on the cores they leave, its tasks shared among fewer threads, down to the caller
+// alone. Two threads on one free core would each wait for the other at every region. The tasks are the
+// same either way, so results do not change.
 #pragma once
 
 #include <algorithm>
@@ -19,6 +25,9 @@ namespace minigrad {
 int num_threads();
 void set_num_threads(int n);
 
+void set_dynamic_threads(bool on);
+bool dynamic_threads();
+
 // True on a thread that is running a task of parallel_run (the caller's own share included): work
 // started there runs on that thread alone.
 bool in_parallel();
@@ -28,9 +37,10 @@ void run_tasks(int threads, void (*call)(const void* task, int t), const void* t
 }  // namespace detail
 
 // Calls task(t) for every t in [0, threads) at once, t = 0 on the calling thread and the others on the
-// pool's workers, and returns when all have returned. Inside a task, or while another thread of the
-// program has the pool, the calls run one after another on the calling thread. If tasks throw, the
-// first exception is rethrown once every task has finished.
+// pool's workers, and returns when all have returned. With dynamic threads on a busy machine, the tasks
+// are shared among fewer threads (t, t + m, ... on thread t of m). Inside a task, or while another
+// thread of the program has the pool, the calls run one after another on the calling thread. If tasks
+// throw, the first exception is rethrown once every task has finished.
 template <typename Task>
 void parallel_run(int threads, const Task& task) {
   detail::run_tasks(

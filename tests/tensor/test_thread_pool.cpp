@@ -1,9 +1,14 @@
 // minigrad's thread pool (tensor/threads.h): every task runs once, regions inside regions and regions
-// from two threads of the program at once run correctly, exceptions reach the caller, and idle workers
-// sleep instead of holding a core. scripts/test.sh also runs it under ThreadSanitizer.
+// from two threads of the program at once run correctly, exceptions reach the caller, idle workers sleep
+// instead of holding a core, and with dynamic threads a region on a busy machine runs on the caller.
+// scripts/test.sh also runs it under ThreadSanitizer.
+//
+// Dynamic threads are off here except where a test turns them on: other tests run beside this one, and
+// the pool's behaviour must not depend on them.
 #define BOOST_TEST_MODULE minigrad thread pool
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
@@ -27,6 +32,17 @@ struct ThreadCount {
   int before;
 };
 
+// Turns dynamic threads on or off for one test.
+struct DynamicThreads {
+  explicit DynamicThreads(bool on) : before(dynamic_threads()) { set_dynamic_threads(on); }
+  ~DynamicThreads() { set_dynamic_threads(before); }
+  bool before;
+};
+
+struct NoDynamicThreads {
+  NoDynamicThreads() { set_dynamic_threads(false); }
+};
+
 double process_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -34,6 +50,8 @@ double process_cpu_seconds() {
 }
 
 }  // namespace
+
+BOOST_GLOBAL_FIXTURE(NoDynamicThreads);
 
 BOOST_AUTO_TEST_SUITE(thread_pool)
 
@@ -151,6 +169,44 @@ BOOST_AUTO_TEST_CASE(idle_workers_sleep_instead_of_holding_a_core) {
   BOOST_TEST(idle_cpu < 0.05);
   parallel_run(2, [&](int t) { sink += t; });  // and it wakes for the next one
   BOOST_TEST(sink.load() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(dynamic_threads_run_a_region_on_the_caller_while_every_core_is_busy) {
+  const ThreadCount count(2);
+  const DynamicThreads dynamic(true);
+  // Busy threads on every core, as another process's would be; they are not the pool's, so they count as
+  // other load. After the pool has seen them for a while (it averages readings 5 ms apart), a region runs
+  // both its tasks on the caller, and each task still runs once.
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> busy;
+  for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); ++i) {
+    busy.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int regions_after_warmup = 0, on_the_caller = 0, wrong_runs = 0;
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300)) {
+    std::vector<int> runs(4, 0);
+    std::vector<std::thread::id> ids(4);
+    parallel_run(4, [&](int t) {
+      ++runs[t];
+      ids[t] = std::this_thread::get_id();
+    });
+    if (runs != std::vector<int>(4, 1)) ++wrong_runs;
+    if (std::chrono::steady_clock::now() - start > std::chrono::milliseconds(150)) {
+      ++regions_after_warmup;
+      on_the_caller +=
+          std::all_of(ids.begin(), ids.end(), [](auto id) { return id == std::this_thread::get_id(); });
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  stop = true;
+  for (std::thread& b : busy) b.join();
+  BOOST_TEST(wrong_runs == 0);
+  BOOST_TEST(regions_after_warmup > 10);
+  BOOST_TEST(on_the_caller == regions_after_warmup);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

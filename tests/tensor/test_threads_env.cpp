@@ -1,5 +1,7 @@
-// Run by CTest with MINIGRAD_NUM_THREADS=1 in the environment: the setting reaches minigrad's kernels,
-// and BLAS calls start no threads of their own, whatever the setting (minigrad splits products itself).
+// Run by CTest with MINIGRAD_NUM_THREADS=1 and MINIGRAD_DYNAMIC_THREADS=0 in the environment: the
+// settings reach minigrad's kernels, and BLAS calls start no threads of their own, whatever the setting
+// (minigrad splits products itself). Without dynamic threads, a region runs on its two threads however
+// busy the machine (other tests run beside this one).
 #define BOOST_TEST_MODULE minigrad threads environment
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
@@ -30,6 +32,7 @@ void large_product() {
 
 BOOST_AUTO_TEST_CASE(environment_variable_sets_the_thread_count) {
   BOOST_TEST(minigrad::num_threads() == 1);
+  BOOST_TEST(!minigrad::dynamic_threads());
   // Every piece of a parallel_for runs on the calling thread.
   std::set<std::thread::id> seen;
   minigrad::parallel_for(1 << 22, 1, [&](int64_t, int64_t) { seen.insert(std::this_thread::get_id()); });
