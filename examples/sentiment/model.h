@@ -37,7 +37,7 @@ struct Config {
   // (validation on other films: 89.69% against 88.23%, with label smoothing, seeds 0-2).
   int64_t vocab_size = 5000;
   int64_t min_freq = 2;
-  int64_t max_len = 512;  // tokens per review; longer ones keep their first and last max_len/2
+  int64_t max_len = 1024;  // tokens per review; longer ones keep their first and last max_len/2
   // Training reviews held out (half of each label, drawn with validation_seed) to choose options on and
   // to report per epoch; the model trains on the rest. 0: train on all of them, no validation.
   int64_t validation = 2500;

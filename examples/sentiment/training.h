@@ -75,7 +75,10 @@ minigrad::Tensor drop_tokens(const minigrad::Tensor& tokens, const minigrad::Ten
 // square of the length.
 std::vector<std::vector<size_t>> training_batches(const std::vector<Example>& examples, int64_t batch_size,
                                                   minigrad::Generator& generator);
-// All examples, longest first, in batches: for evaluation, where order does not matter.
+// All examples, longest first, in batches of at most `batch_size` reviews and, past one review, at most
+// kEvaluationTokens tokens (the longest review's length times the batch's size): for evaluation, where
+// order does not matter.
+inline constexpr int64_t kEvaluationTokens = 8192;
 std::vector<std::vector<size_t>> evaluation_batches(const std::vector<Example>& examples, int64_t batch_size);
 
 // What training and evaluation need from the other processes of a data-parallel run (distributed/); the

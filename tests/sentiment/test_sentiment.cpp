@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -147,6 +148,35 @@ BOOST_AUTO_TEST_CASE(batches_pad_and_cover_every_review_once) {
   expect_equal(batch.lengths, {4, 4});
   BOOST_TEST(batch.tokens.at({0, 4}) == Vocabulary::kPad);
   BOOST_TEST(batch.token_count == 8);
+}
+
+BOOST_AUTO_TEST_CASE(evaluation_batches_go_longest_first_within_a_token_budget) {
+  // 300 reviews of up to 3,000 tokens, and 300 of 1 to 10: long reviews come a few to a batch, short
+  // ones as many as the batch size allows.
+  std::vector<Example> examples;
+  for (int64_t i = 0; i < 600; ++i) {
+    const int64_t length = i < 300 ? 1 + (i * 97) % 3000 : 1 + i % 10;
+    examples.push_back({std::vector<int64_t>(static_cast<size_t>(length), 2), i % 2});
+  }
+  const auto batches = evaluation_batches(examples, 256);
+  std::vector<int> seen(examples.size(), 0);
+  size_t previous = std::numeric_limits<size_t>::max();
+  for (const auto& b : batches) {
+    BOOST_TEST_REQUIRE(!b.empty());
+    BOOST_TEST(b.size() <= 256u);
+    const size_t longest = examples[b.front()].ids.size();
+    if (b.size() > 1) BOOST_TEST(static_cast<int64_t>(b.size() * longest) <= kEvaluationTokens);
+    for (size_t i : b) {
+      ++seen[i];
+      BOOST_TEST(examples[i].ids.size() <= previous);  // longest first, throughout
+      previous = examples[i].ids.size();
+    }
+  }
+  BOOST_TEST(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+  BOOST_TEST(batches.front().size() == 2u);  // of 2,9xx tokens: 8,192 holds two
+  const auto largest = std::max_element(batches.begin(), batches.end(),
+                                        [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  BOOST_TEST(largest->size() == 256u);  // the short reviews fill whole batches
 }
 
 BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
