@@ -28,6 +28,14 @@ CnnRnnClassifier::CnnRnnClassifier(const CnnRnnOptions& opts) : options(opts) {
                                                                               .hidden_size = opts.hidden,
                                                                               .num_layers = opts.layers,
                                                                               .bidirectional = true}));
+    if (opts.forget_bias != 0) {
+      for (auto& [name, p] : lstm->named_parameters()) {  // gates i, f, g, o: f is rows [H, 2H)
+        if (name.starts_with("bias_ih")) {
+          Tensor forget = p.data().slice(0, opts.hidden, 2 * opts.hidden);
+          forget.copy_(forget + opts.forget_bias);
+        }
+      }
+    }
     features = 4 * opts.hidden;
   }
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(opts.dropout));

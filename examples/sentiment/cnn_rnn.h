@@ -28,6 +28,9 @@ struct CnnRnnOptions {
   // birnn
   int64_t hidden = 100;
   int64_t layers = 2;
+  // Added to the LSTM's forget-gate biases (bias_ih's second quarter) after PyTorch's initialisation: 1
+  // keeps the cell state at first, so gradients reach early tokens (Jozefowicz et al., 2015).
+  double forget_bias = 0;
   double dropout = 0.5;  // before the output layer (d2l's TextCNN: 0.5; its BiRNN: none)
 };
 

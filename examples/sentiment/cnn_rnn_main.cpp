@@ -172,13 +172,18 @@ int main(int argc, char** argv) {
   app.add_option("--kernels", model.kernel_sizes, "textcnn: kernel widths")->capture_default_str();
   app.add_option("--hidden", model.hidden, "birnn: LSTM width per direction")->capture_default_str();
   app.add_option("--layers", model.layers, "birnn: LSTM layers")->capture_default_str();
+  app.add_option("--forget-bias", model.forget_bias,
+                 "birnn: added to the LSTM's forget-gate biases at the start (default: 1)");
   app.add_option("--dropout", model.dropout, "Before the output layer (default: 0.5 textcnn, 0.2 birnn)");
   CLI11_PARSE(app, argc, argv);
   // What differs between the two, unless given. The BiRNN's gradients through hundreds of steps are
   // clipped, it takes less dropout than d2l's TextCNN, and its batches are twice as large, with a higher
   // learning rate, and reviews cut to 400 tokens: 20% faster per epoch, so that training on all 25,000
-  // reviews fits in 10 minutes (validation: 87.00% against 87.20% with batches of 64 at 2e-3).
+  // reviews fits in 10 minutes (validation: 87.00% against 87.20% with batches of 64 at 2e-3). Its
+  // forget gates start open (+1): every seed learnt faster and ended higher on validation (mean of seeds
+  // 0-2: 87.35% against 86.65%).
   if (model.model == "birnn") {
+    if (app.count("--forget-bias") == 0) model.forget_bias = 1;
     if (app.count("--dropout") == 0) model.dropout = 0.2;
     if (app.count("--clip") == 0) args.clip = 1;
     if (app.count("--batch-size") == 0) args.batch_size = 128;

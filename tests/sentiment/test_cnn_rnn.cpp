@@ -64,4 +64,29 @@ BOOST_AUTO_TEST_CASE(parameters_and_errors) {
   BOOST_CHECK_THROW(cnn.forward(tokens, lengths), ShapeError);
 }
 
+BOOST_AUTO_TEST_CASE(a_forget_bias_shifts_the_forget_gates_of_every_layer_and_direction_only) {
+  auto build = [](double forget_bias) {
+    manual_seed(5);
+    return CnnRnnClassifier(
+        {.model = "birnn", .vocab_size = 12, .embed_size = 4, .hidden = 3, .forget_bias = forget_bias});
+  };
+  const CnnRnnClassifier plain = build(0), shifted = build(1);
+  const auto a = plain.named_parameters(), b = shifted.named_parameters();
+  BOOST_TEST_REQUIRE(a.size() == b.size());
+  int shifted_biases = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    BOOST_TEST_CONTEXT(a[i].first) {
+      const Tensor difference = sub(b[i].second.data(), a[i].second.data());
+      if (a[i].first.find("bias_ih") == std::string::npos) {
+        BOOST_TEST(max(abs(difference)).item() == 0.0);
+        continue;
+      }
+      ++shifted_biases;  // gates i, f, g, o of 3 each: f is [3, 6)
+      for (int64_t j = 0; j < 12; ++j)
+        BOOST_TEST(difference.at({j}) == (j >= 3 && j < 6 ? 1.0 : 0.0), boost::test_tools::tolerance(1e-6));
+    }
+  }
+  BOOST_TEST(shifted_biases == 4);  // 2 layers x 2 directions
+}
+
 BOOST_AUTO_TEST_SUITE_END()
