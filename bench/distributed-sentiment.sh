@@ -10,7 +10,7 @@
 # tokens/s added) — what two processes reach with no communication at all, which on a 2-core machine is
 # less than twice one process (shared caches, memory bandwidth and clock). The layouts alternate within
 # each round, so a change of machine speed touches them alike; the table gives the median over the
-# rounds.
+# rounds, and the lines after it each round's ratios (2 × 1 to its ceiling, and both to 1 × 1).
 #
 # --steps is the wide model's step count; the default model, whose step is about five times shorter,
 # takes five times as many, so that its runs last as long: with 50 steps each, its runs lasted 5-11 s and
@@ -91,4 +91,22 @@ for model in default wide; do
   summing=$(awk "BEGIN {printf \"%.2f\", $share - $waiting}")
   echo "| $model | $(cell "${med[1x1]}") | $(cell "${med[1x2]}") | $(cell "${med[2x1]}") | $(cell "${med[apart]}") |" \
     "$(ratio "${med[2x1]}" "${med[1x1]}") | $(ratio "${med[1x2]}" "${med[1x1]}") | $(ratio "${med[apart]}" "${med[1x1]}") | $share%, $waiting%, $summing% |"
+done
+# Round by round: within a round the layouts ran minutes apart at most, so these ratios move less with
+# the machine than the medians above do.
+echo
+for model in default wide; do
+  declare -A per_round
+  for layout in 1x1 2x1 apart; do
+    per_round[$layout]=$(tr ';' '\n' <<<"${results[$model,$layout]}" | awk 'NF {print $1}' | paste -sd' ')
+  done
+  awk -v model="$model" -v one="${per_round[1x1]}" -v two="${per_round[2x1]}" -v apart="${per_round[apart]}" 'BEGIN {
+    n = split(one, o, " "); split(two, t, " "); split(apart, a, " ")
+    for (i = 1; i <= n; ++i) {
+      ceiling = ceiling (i > 1 ? ", " : "") sprintf("%.1f%%", 100 * t[i] / a[i])
+      speedup = speedup (i > 1 ? ", " : "") sprintf("%.2f", t[i] / o[i])
+      apart_ratio = apart_ratio (i > 1 ? ", " : "") sprintf("%.2f", a[i] / o[i])
+    }
+    printf "%s, round by round: 2×1 ÷ ceiling %s; 2×1 ÷ 1×1 %s; ceiling ÷ 1×1 %s\n", model, ceiling, speedup, apart_ratio
+  }'
 done
