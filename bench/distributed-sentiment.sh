@@ -73,6 +73,8 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# A model's tokens/s in one layout, a line per round, in round order.
+tokens_per_round() { tr ';' '\n' <<<"${results[$1,$2]}" | awk 'NF {print $1}'; }
 echo
 # The time an epoch takes (its real tokens at the median speed): the same training reviews in every run.
 echo "an epoch: $epoch_tokens real tokens; each cell: tokens/s, and the time an epoch takes at that speed"
@@ -83,7 +85,7 @@ cell() { awk "BEGIN {printf \"%d tokens/s, %.1f s/epoch\", $1, $epoch_tokens / $
 for model in default wide; do
   declare -A med
   for layout in 1x1 1x2 2x1 apart; do
-    med[$layout]=$(tr ';' '\n' <<<"${results[$model,$layout]}" | awk '{print $1}' | median)
+    med[$layout]=$(tokens_per_round "$model" "$layout" | median)
   done
   # The 2 × 1 run with the median tokens/s (the lower middle one of an even count) gives the
   # collectives' shares, so that they add up.
@@ -98,7 +100,7 @@ echo
 for model in default wide; do
   declare -A per_round
   for layout in 1x1 2x1 apart; do
-    per_round[$layout]=$(tr ';' '\n' <<<"${results[$model,$layout]}" | awk 'NF {print $1}' | paste -sd' ')
+    per_round[$layout]=$(tokens_per_round "$model" "$layout" | paste -sd' ')
   done
   awk -v model="$model" -v one="${per_round[1x1]}" -v two="${per_round[2x1]}" -v apart="${per_round[apart]}" 'BEGIN {
     n = split(one, o, " "); split(two, t, " "); split(apart, a, " ")
