@@ -98,8 +98,10 @@ Variable sigmoid(const Variable& x) {
 
 // ---- relu: 1 where x > 0, else 0 (at the kink x = 0 PyTorch also takes 0) ----
 
+// PyTorch's threshold_backward: 0 where x <= 0, else g. At x = NaN the comparison is false and g passes,
+// so a NaN input keeps its upstream gradient, as in PyTorch, rather than a silent 0.
 Tensor relu_backward(const Tensor& g, const Tensor& x) {
-  return zip_float("relu_backward", g, x, [](auto g, auto x) { return x > 0 ? g : decltype(g)(0); });
+  return zip_float("relu_backward", g, x, [](auto g, auto x) { return x <= 0 ? decltype(g)(0) : g; });
 }
 
 Variable relu_backward(const Variable& g, const Tensor& x) {

@@ -130,7 +130,9 @@ Tensor sigmoid(const Tensor& x) {
   return map_float("sigmoid", x, [](auto v) { return stable_sigmoid(v); });
 }
 Tensor relu(const Tensor& x) {
-  return map_float("relu", x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  // Written `v < 0 ? 0 : v`, not `v > 0 ? v : 0`: a comparison with NaN is false, so NaN stays NaN (as in
+  // PyTorch) instead of turning into a silent 0 that hides a broken batch. -0 and 0 give 0 either way.
+  return map_float("relu", x, [](auto v) { return v < 0 ? decltype(v)(0) : v; });
 }
 Tensor gelu(const Tensor& x) {
   return map_float("gelu", x, [](auto v) {

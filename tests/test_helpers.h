@@ -42,13 +42,16 @@ inline Tensor ids_of(const std::vector<int64_t>& ids) {
   return Tensor::from_vector(ids, {static_cast<int64_t>(ids.size())});
 }
 
-// Elementwise |actual - expected| <= tol, with a message naming the first mismatch.
+// Elementwise |actual - expected| <= tol, with a message naming the first mismatch. An expected NaN
+// asks for a NaN, and an expected infinity for the same infinity.
 inline void expect_close(const Tensor& actual, const std::vector<double>& expected, double tol = 1e-6) {
   const std::vector<double> got = actual.to_vector<double>();
   BOOST_REQUIRE_EQUAL(got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    BOOST_TEST(std::abs(got[i] - expected[i]) <= tol,
-               "element " << i << ": " << got[i] << " vs " << expected[i]);
+    const bool same = std::isnan(expected[i])
+                          ? std::isnan(got[i])
+                          : got[i] == expected[i] || std::abs(got[i] - expected[i]) <= tol;
+    BOOST_TEST(same, "element " << i << ": " << got[i] << " vs " << expected[i]);
   }
 }
 

@@ -175,6 +175,36 @@ BOOST_AUTO_TEST_CASE(gelu_sigmoid_tanh_relu_forward) {
   expect_equal(x.grad(), {0, 0, 1});
 }
 
+BOOST_AUTO_TEST_CASE(relu_keeps_nan_as_pytorch_does) {
+  // PyTorch 1.13, torch.relu on [nan, -1, 0, 2, inf, -inf] with upstream gradient [1, ..., 6]: the values
+  // [nan, 0, 0, 2, inf, 0] and the gradient [1, 0, 0, 4, 5, 0] (threshold_backward passes g where x is
+  // NaN), in float32 and float64.
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (DType dtype : {DType::Float32, F64}) {
+    Variable x = leaf({nan, -1, 0, 2, inf, -inf}, {6}, dtype);
+    Variable y = relu(x);
+    expect_equal(y.data(), {nan, 0, 0, 2, inf, 0});
+    y.backward(Tensor::from_values({1, 2, 3, 4, 5, 6}, {6}, dtype));
+    expect_equal(x.grad(), {1, 0, 0, 4, 5, 0});
+    // relu_backward is linear in g, and its derivative in g (the second-order path) is the same mask.
+    Variable g = leaf({1, 2, 3, 4, 5, 6}, {6}, dtype);
+    relu_backward(g, x.data()).backward(Tensor::from_values({6, 5, 4, 3, 2, 1}, {6}, dtype));
+    expect_equal(g.grad(), {6, 0, 0, 3, 2, 0});
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_nan_in_a_batch_shows_in_the_loss) {
+  // One NaN among the inputs of a relu MLP: PyTorch's loss is NaN, and so must ours be, not a finite
+  // number with NaN written silently into the weights by the step.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Variable x(Tensor::from_values({0.5, -1, 2, nan, 1, 1, -0.5, 0.25}, {4, 2}, F64));
+  Variable w1 = leaf({1, -1, 0.5, 2, -2, 1}, {2, 3}), w2 = leaf({1, -1, 2, 0.5, -0.5, 1}, {3, 2});
+  Variable loss = cross_entropy(matmul(relu(matmul(x, w1)), w2), ids_of({0, 1, 1, 0}));
+  BOOST_TEST(std::isnan(loss.item()));
+  loss.backward();
+  BOOST_TEST(std::isnan(w1.grad().to_vector<double>()[0]));
+}
+
 BOOST_AUTO_TEST_CASE(cross_entropy_with_a_class_masked_out_by_minus_infinity_matches_pytorch) {
   // PyTorch 1.13: [-inf, 0] with target 1 gives loss 0 and gradient softmax - onehot = [0, 0]; [0, -inf]
   // with target 1 gives +inf and [1, -1]; with label smoothing 0.1 the masked class has weight 0.05 in
