@@ -10,7 +10,6 @@
 #include "autograd/gradcheck.h"
 #include "autograd/graph.h"
 #include "autograd/graphviz.h"
-#include "autograd/sparse_grad.h"
 #include "autograd/variable.h"
 #include "nn/nn.h"
 #include "optim/optim.h"

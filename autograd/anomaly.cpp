@@ -9,7 +9,7 @@ namespace {
 bool all_finite(const Tensor& t) {
   if (!is_floating(t.dtype())) return true;
   bool finite = true;
-  const Tensor c = t.contiguous();
+  const Tensor c = t.is_row_sparse() ? t.row_values() : t.contiguous();  // the rows absent are zeros
   dispatch_float(t.dtype(), "anomaly", [&]<typename T>() {
     const T* p = c.data_ptr<const T>();
     for (int64_t i = 0; i < c.numel() && finite; ++i) finite = std::isfinite(p[i]);
@@ -50,6 +50,34 @@ void check_forward_anomaly(const char* op, const Tensor& output, std::span<const
               ", computed by: " + chain_from(inputs[i].grad_fn().get());
   }
   throw AnomalyError(op, detail);
+}
+
+namespace {
+
+// Anomaly mode off for the ops inside a backward function, back on (as it was) after.
+class AnomalyChecksOff {
+ public:
+  AnomalyChecksOff() { AnomalyMode::set_enabled(false); }
+  ~AnomalyChecksOff() { AnomalyMode::set_enabled(previous_); }
+  AnomalyChecksOff(const AnomalyChecksOff&) = delete;
+  AnomalyChecksOff& operator=(const AnomalyChecksOff&) = delete;
+
+ private:
+  bool previous_ = AnomalyMode::is_enabled();
+};
+
+}  // namespace
+
+VariableGrads call_backward_checking_anomalies(const Node& node, const Variable& grad_output) {
+  VariableGrads grads;
+  {
+    AnomalyChecksOff checks_off;
+    grads = node.backward(grad_output, NeedsGrad(node));
+  }
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (grads[i].defined()) check_backward_anomaly(node, i, grads[i].data());
+  }
+  return grads;
 }
 
 }  // namespace detail

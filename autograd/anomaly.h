@@ -10,4 +10,11 @@ namespace minigrad {
 // or an infinity.
 void check_backward_anomaly(const Node& node, size_t input, const Tensor& grad);
 
+namespace detail {
+// The engine's call of a node's backward function in anomaly mode: the forward checks are off for the ops
+// inside it, and each gradient it returns is checked (check_backward_anomaly), which names the op whose
+// backward it is: that says more than "tanh_backward produced a NaN".
+VariableGrads call_backward_checking_anomalies(const Node& node, const Variable& grad_output);
+}  // namespace detail
+
 }  // namespace minigrad

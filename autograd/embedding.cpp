@@ -1,10 +1,9 @@
 // Embedding lookup: out[n] = weight[ids[n]]. Row r of the weight receives the sum of the gradients of
 // every output position that looked it up (a scatter-add); rows nobody looked up get zero. With
-// sparse = true the weight's gradient is those rows alone (autograd/sparse_grad.h).
+// sparse = true the weight's gradient is those rows alone (tensor/row_sparse.h).
 #include <vector>
 
 #include "autograd/functions.h"
-#include "autograd/sparse_grad.h"
 #include "tensor/ops.h"
 
 namespace minigrad {
@@ -36,28 +35,6 @@ Variable embedding_backward(const Variable& g, const Tensor& ids, int64_t vocab,
                 });
 }
 
-// The same gradient as rows: g's rows (N, D) summed per looked-up row. The positions of the padding row are
-// left out, so that it is absent rather than a row of zeros (which SparseAdam would still step), as in
-// PyTorch.
-RowSparseGrad embedding_sparse_backward(const Tensor& g, const Tensor& ids, int64_t vocab,
-                                        int64_t padding_idx) {
-  const int64_t dim = g.shape().back();
-  Tensor flat_ids = ids.reshape({-1}), rows = g.reshape({-1, dim});  // (N), (N, D)
-  if (padding_idx >= 0) {
-    const std::vector<int64_t> all = flat_ids.to_vector<int64_t>();
-    std::vector<int64_t> kept;  // the positions that did not look up the padding row
-    for (size_t n = 0; n < all.size(); ++n) {
-      if (all[n] != padding_idx) kept.push_back(static_cast<int64_t>(n));
-    }
-    if (kept.size() < all.size()) {
-      const Tensor keep = Tensor::from_vector(kept, {static_cast<int64_t>(kept.size())});
-      flat_ids = index_select(flat_ids, 0, keep);
-      rows = index_select(rows, 0, keep);
-    }
-  }
-  return coalesce(flat_ids, rows, {vocab, dim});
-}
-
 Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_idx) {
   return embedding(weight, ids, EmbeddingFuncOptions{.padding_idx = padding_idx});
 }
@@ -80,16 +57,18 @@ Variable embedding(const Variable& weight, const Tensor& ids, const EmbeddingFun
   out_shape.push_back(dim);
   Tensor out = index_select(weight.data(), 0, flat).reshape(out_shape);  // ids.shape + [D]
   // The ids are saved (not the weight: the gradient does not depend on it).
-  return record(
-      "embedding", out, {weight},
-      [ids = SavedTensor(flat), vocab, padding_idx, sparse = options.sparse](const Variable& g,
-                                                                             NeedsGrad) -> VariableGrads {
-        // Row-sparse in an ordinary backward only. With create_graph (grad mode on) the gradient must carry
-        // a graph, which only the dense one has: the fallback to the dense gradient.
-        if (sparse && !GradMode::is_enabled())
-          return {Variable::row_sparse(embedding_sparse_backward(g.data(), ids.get(), vocab, padding_idx))};
-        return {embedding_backward(g, ids.get(), vocab, padding_idx)};
-      });
+  return record("embedding", out, {weight},
+                [ids = SavedTensor(flat), vocab, padding_idx, sparse = options.sparse](
+                    const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  // Row-sparse (tensor/row_sparse.h) where the gradient goes straight into a table that is a
+                  // leaf, in an ordinary backward. With create_graph (grad mode on) the gradient must carry a
+                  // graph, and a table computed by another op passes it to that op's backward: both take the
+                  // dense gradient.
+                  const bool into_a_leaf = needs.node().inputs[0].leaf != nullptr;
+                  if (sparse && into_a_leaf && !GradMode::is_enabled())
+                    return {Variable(embedding_backward_row_sparse(g.data(), ids.get(), vocab, padding_idx))};
+                  return {embedding_backward(g, ids.get(), vocab, padding_idx)};
+                });
 }
 
 }  // namespace minigrad

@@ -1,22 +1,21 @@
-// The backward pass.
+// The backward pass: how loss.backward() fills w.grad().
 //
 // micrograd's algorithm, done iteratively so that a chain of 100,000 ops needs no more C++ stack than a
-// chain of one. run_backward, first below, checks the root and picks the mode; backpropagate then
-//   1. builds the order: a depth-first post-order of the nodes reachable from the roots (each node after
-//      every node that computed one of its inputs), with an explicit stack (topological_order);
-//   2. seeds the roots' gradients;
-//   3. walks that order in reverse, so each node runs after all its consumers have added their share of
-//      its output's gradient (the multivariable chain rule sums them): it calls the node's backward
-//      function, checks every gradient it returned, then hands each to the input's node or leaf.
-// The per-pass state (the gradient waiting at each node) lives in this pass's own vectors, not in the
+// chain of one. This file is the first-order pass, top to bottom in the order it runs:
+//   run_backward   checks the root and makes the seed (d root / d root: 1, or the gradient passed in);
+//   1. the order   a depth-first post-order of the nodes reachable from the root, with an explicit stack
+//                  (each node after every node that computed one of its inputs);
+//   2. the walk    that order in reverse, so each node runs after all its consumers have added their
+//                  share of its output's gradient: the multivariable chain rule sums them. It calls the
+//                  node's backward function, checks every gradient it returned, then adds each into the
+//                  gradient waiting at the input's node, or hands it to the leaf;
+//   3. the leaf    adds it into the leaf's .grad.
+// The per-pass state (the gradient waiting at each node) lives in this pass's own vector, not in the
 // graph's nodes.
 //
-// Every backward function is written with differentiable ops on Variables. An ordinary backward runs
-// them with grad mode off, so they only compute; with create_graph it runs them with grad mode on, so the
-// gradients get a graph of their own. The walk is the same.
-//
-// A gradient may arrive row-sparse (a sparse embedding's, autograd/sparse_grad.h): it stays so only on
-// its way into a leaf's gradient (accumulate_into_leaf); an op's output takes it dense.
+// Three things extend this path, each in a file of its own behind a one-line call here, and a first
+// reading can skip all three: create_graph (autograd/backward_with_graph.cpp), the pieces of unbind's
+// output (autograd/output_parts.cpp), and anomaly mode's checks (autograd/anomaly.cpp).
 #include "autograd/engine.h"
 
 #include <string>
@@ -25,34 +24,53 @@
 #include "autograd/anomaly.h"
 #include "autograd/functions.h"
 #include "autograd/slot_table.h"
-#include "autograd/sparse_grad.h"
+#include "tensor/elementwise.h"
 
 namespace minigrad {
 
 namespace {
-void accumulate_into_leaf(VariableImpl& leaf, Variable g);
-void accumulate_into_leaf_with_graph(VariableImpl& leaf, Variable g);
+void accumulate_into_leaf(VariableImpl& leaf, Variable g);  // step 3, at the end of the file
 }  // namespace
 
 void run_backward(const Variable& root, const Tensor& grad, BackwardOptions options) {
   detail::check_root(root);
   const Tensor seed = detail::seed_for(root, grad);
-  VariableImpl& root_impl = *root.impl();
-  if (!options.create_graph) {
-    NoGradGuard no_grad;  // the backward functions compute and record nothing
-    if (!root_impl.grad_fn) return accumulate_into_leaf(root_impl, Variable(seed));  // a leaf: the seed
-    detail::backpropagate({root_impl.grad_fn.get()},
-                          {detail::whole_output_gradient(root_impl, Variable(seed))}, options.retain_graph,
-                          {.leaf = accumulate_into_leaf});
-    return;
-  }
-  GradModeGuard grad_mode(true);  // the backward functions record their ops
-  if (!root_impl.grad_fn) return accumulate_into_leaf_with_graph(root_impl, Variable(seed));
-  detail::backpropagate({root_impl.grad_fn.get()}, {detail::whole_output_gradient(root_impl, Variable(seed))},
-                        /*retain_graph=*/true, {.leaf = accumulate_into_leaf_with_graph});
+  if (options.create_graph) return detail::run_backward_with_graph(root, seed);  // backward_with_graph.cpp
+  NoGradGuard no_grad;  // the backward functions compute and record nothing
+  VariableImpl& value = *root.impl();
+  if (!value.grad_fn)
+    return accumulate_into_leaf(value, Variable(seed));  // a leaf: d root/d root is the seed
+  detail::backpropagate({value.grad_fn.get()}, {detail::whole_output_gradient(value, Variable(seed))},
+                        options.retain_graph, {.leaf = accumulate_into_leaf});
 }
 
 namespace detail {
+
+void check_root(const Variable& root) {
+  if (!root.defined()) throw ValueError("backward", "the Variable is undefined");
+  if (!root.requires_grad()) {
+    throw Error("backward",
+                "the value does not require grad: no input to it requires grad, or it was computed "
+                "under NoGradGuard");
+  }
+}
+
+Tensor seed_for(const Variable& root, const Tensor& grad) {
+  if (grad.defined()) {
+    if (grad.shape() != root.shape() || grad.dtype() != root.dtype()) {
+      throw ShapeError("backward", "the upstream gradient is " + describe(grad.shape(), grad.dtype()) +
+                                       " but the value is " + describe(root.shape(), root.dtype()));
+    }
+    return grad;
+  }
+  if (root.numel() != 1) {
+    throw ShapeError("backward", "a gradient can be implied only for a one-element value, got shape " +
+                                     root.shape().str() +
+                                     "; reduce it to one first (sum(y) or mean(y)), or pass the upstream "
+                                     "gradient: y.backward(grad) with grad of that shape");
+  }
+  return Tensor::ones(root.shape(), root.dtype());
+}
 
 namespace {
 
@@ -103,27 +121,60 @@ Order topological_order(const std::vector<Node*>& roots) {
   return order;
 }
 
-// ---- step 3: running one node ----
+VariableGrads call_backward(const Node& node, const Variable& grad_output);
+void check_gradients(const Node& node, const VariableGrads& grads);
 
-// Anomaly mode off for the ops inside a backward function: the engine checks what the function returns
-// and names the op whose backward it is (check_backward_anomaly), which says more than "tanh_backward
-// produced a NaN".
-class AnomalyChecksOff {
- public:
-  AnomalyChecksOff() { AnomalyMode::set_enabled(false); }
-  ~AnomalyChecksOff() { AnomalyMode::set_enabled(previous_); }
-  AnomalyChecksOff(const AnomalyChecksOff&) = delete;
-  AnomalyChecksOff& operator=(const AnomalyChecksOff&) = delete;
+}  // namespace
 
- private:
-  bool previous_ = AnomalyMode::is_enabled();
-};
+// ---- step 2: the walk ----
+
+void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds, bool retain_graph,
+                   const Sinks& sinks) {
+  const Order order = topological_order(roots);
+  std::vector<Variable> grads(order.slot_of.size());  // the gradient waiting at each node's output
+  for (size_t r = 0; r < roots.size(); ++r) add_into(grads[order.slot_of.at(roots[r])], std::move(seeds[r]));
+
+  for (auto it = order.post_order.rbegin(); it != order.post_order.rend(); ++it) {
+    Node& node = *it->node;
+    const Variable grad_output = std::move(grads[it->slot]);  // every consumer has added its share
+    if (sinks.node_output && grad_output.defined()) sinks.node_output(node, grad_output);
+    // No consumer sent a gradient (a user's backward may return none): nothing flows through here.
+    if (!grad_output.defined()) {
+      if (!retain_graph) node.release();
+      continue;
+    }
+    VariableGrads input_grads = call_backward(node, grad_output);
+    check_gradients(node, input_grads);
+    for (size_t i = 0; i < input_grads.size(); ++i) {
+      const Edge& edge = node.inputs[i];
+      Variable& g = input_grads[i];
+      if (!g.defined()) continue;
+      if (edge.leaf) {
+        sinks.leaf(*edge.leaf, std::move(g));
+      } else if (edge.node) {
+        Variable& waiting = grads[order.slot_of.at(edge.node.get())];
+        if (edge.part.whole()) {
+          add_into(waiting, std::move(g));  // a second consumer of the same value: the gradients add
+        } else {
+          add_part_into(waiting, *edge.node, edge.part, g);  // a piece of unbind's output: output_parts.cpp
+        }
+      }
+    }
+    if (!retain_graph) node.release();  // free what the backward function saved
+  }
+}
+
+// Out of place: `g` may be shared with another input's gradient (add hands the same one to both inputs).
+void add_into(Variable& total, Variable g) {
+  total = total.defined() ? add(total, g) : std::move(g);
+}
+
+namespace {
 
 // Runs one node's backward function, naming the node in any error about tensors modified in place.
 VariableGrads call_backward(const Node& node, const Variable& grad_output) {
   try {
-    if (!AnomalyMode::is_enabled()) return node.backward(grad_output, NeedsGrad(node));
-    AnomalyChecksOff checks_off;
+    if (AnomalyMode::is_enabled()) return call_backward_checking_anomalies(node, grad_output);  // anomaly.cpp
     return node.backward(grad_output, NeedsGrad(node));
   } catch (const ModifiedInPlaceError& e) {
     throw ModifiedInPlaceError(std::string("backward of ") + node.op, e.detail());  // say whose tensor it was
@@ -142,138 +193,22 @@ void check_gradients(const Node& node, const VariableGrads& grads) {
     const Edge& edge = node.inputs[i];
     const Variable& g = grads[i];
     if (!edge.needs_grad() || !g.defined()) continue;
-    const Shape& shape = g.is_row_sparse() ? g.row_sparse_value().dense_shape : g.shape();
-    const DType dtype = g.is_row_sparse() ? g.row_sparse_value().dtype() : g.dtype();
-    if (shape != edge.shape || dtype != edge.dtype) {
-      throw ShapeError(std::string("backward of ") + node.op,
-                       "the gradient for input " + std::to_string(i) + " is " + describe(shape, dtype) +
-                           " but the input is " + describe(edge.shape, edge.dtype));
+    if (g.shape() != edge.shape || g.dtype() != edge.dtype) {
+      throw ShapeError(std::string("backward of ") + node.op, "the gradient for input " + std::to_string(i) +
+                                                                  " is " + describe(g.shape(), g.dtype()) +
+                                                                  " but the input is " +
+                                                                  describe(edge.shape, edge.dtype));
     }
   }
-}
-
-// Adds a consumer's gradient for one part of a node's output (an unbind piece) into the gradient waiting
-// at that node. Recording (create_graph), the part is placed in zeros and added out of place. Otherwise
-// it is added in place into a buffer of the whole output that this pass owns (`owned`), allocated by the
-// first part to arrive: n steps of a sequence then cost one whole-sized buffer, not n of them.
-void add_part_into(Variable& total, char& owned, const Node& node, OutputPart part, const Variable& g) {
-  if (GradMode::is_enabled())
-    return add_into(total, select_backward(g, node.output_shape, part.dim, part.index));
-  if (!owned) {  // `total` may be another handle's tensor (add_into keeps gradients as they come)
-    total = Variable(total.defined() ? total.data().clone()
-                                     : Tensor::zeros(node.output_shape, node.output_dtype));
-    owned = 1;
-  }
-  total.data().select(part.dim, part.index).add_(g.data());
 }
 
 }  // namespace
 
-// Steps 1 to 3.
-void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds, bool retain_graph,
-                   const Sinks& sinks) {
-  const Order order = topological_order(roots);
-  std::vector<Variable> grads(order.slot_of.size());  // the gradient waiting at each node's output
-  std::vector<char> owned(order.slot_of.size(), 0);   // whether that gradient is this pass's own buffer
-  for (size_t r = 0; r < roots.size(); ++r) add_into(grads[order.slot_of.at(roots[r])], std::move(seeds[r]));
-
-  for (auto it = order.post_order.rbegin(); it != order.post_order.rend(); ++it) {
-    Node& node = *it->node;
-    const Variable grad_output = std::move(grads[it->slot]);
-    if (sinks.node_output && grad_output.defined()) sinks.node_output(node, grad_output);
-    // No consumer sent a gradient (a user's backward may return none): nothing flows through here.
-    if (!grad_output.defined()) {
-      if (!retain_graph) node.release();
-      continue;
-    }
-    VariableGrads input_grads = call_backward(node, grad_output);
-    check_gradients(node, input_grads);
-    if (AnomalyMode::is_enabled()) {
-      for (size_t i = 0; i < input_grads.size(); ++i) {
-        const Variable& g = input_grads[i];
-        if (g.defined())
-          check_backward_anomaly(node, i, g.is_row_sparse() ? g.row_sparse_value().values : g.data());
-      }
-    }
-    for (size_t i = 0; i < input_grads.size(); ++i) {
-      const Edge& edge = node.inputs[i];
-      if (!input_grads[i].defined()) continue;
-      if (edge.leaf) sinks.leaf(*edge.leaf, std::move(input_grads[i]));
-      if (!edge.node) continue;
-      if (input_grads[i].is_row_sparse())
-        input_grads[i] = Variable(input_grads[i].row_sparse_value().to_dense());
-      const size_t slot = order.slot_of.at(edge.node.get());
-      if (edge.part.whole()) {
-        owned[slot] = grads[slot].defined();  // a sum is a new buffer; a first gradient is the caller's
-        add_into(grads[slot], std::move(input_grads[i]));
-      } else {
-        add_part_into(grads[slot], owned[slot], *edge.node, edge.part, input_grads[i]);
-      }
-    }
-    if (!retain_graph) node.release();
-  }
-}
-
-// Out of place: `g` may be shared with another input's gradient (add hands the same one to both inputs).
-void add_into(Variable& total, Variable g) {
-  total = total.defined() ? add(total, g) : std::move(g);
-}
-
-Variable whole_output_gradient(const VariableImpl& value, Variable g) {
-  if (value.part.whole()) return g;
-  return select_backward(g, value.grad_fn->output_shape, value.part.dim, value.part.index);
-}
-
-Tensor seed_for(const Variable& root, const Tensor& grad) {
-  if (grad.defined()) {
-    if (grad.shape() != root.shape() || grad.dtype() != root.dtype()) {
-      throw ShapeError("backward", "the upstream gradient is " + describe(grad.shape(), grad.dtype()) +
-                                       " but the value is " + describe(root.shape(), root.dtype()));
-    }
-    return grad;
-  }
-  if (root.numel() != 1) {
-    throw ShapeError("backward", "a gradient can be implied only for a one-element value, got shape " +
-                                     root.shape().str() +
-                                     "; reduce it to one first (sum(y) or mean(y)), or pass the upstream "
-                                     "gradient: y.backward(grad) with grad of that shape");
-  }
-  return Tensor::ones(root.shape(), root.dtype());
-}
-
-void check_root(const Variable& root) {
-  if (!root.defined()) throw ValueError("backward", "the Variable is undefined");
-  if (!root.requires_grad()) {
-    throw Error("backward",
-                "the value does not require grad: no input to it requires grad, or it was computed "
-                "under NoGradGuard");
-  }
-}
-
 }  // namespace detail
 
-// ---- the two ways a leaf receives its gradient in backward() ----
+// ---- step 3: the leaf ----
 
 namespace {
-
-// Whether `g` is the only handle on its buffer and spans all of it, so that a leaf can keep it as its .grad.
-bool owns_whole_buffer(const Tensor& g) {
-  return g.storage().use_count() == 1 && g.is_contiguous() && g.offset() == 0 &&
-         static_cast<size_t>(g.numel()) * element_size(g.dtype()) == g.storage()->nbytes();
-}
-
-// A row-sparse gradient into a leaf: kept row-sparse, coalesced with a row-sparse one already there (the
-// union of the rows), or added into the rows of a dense one.
-void accumulate_row_sparse_into_leaf(VariableImpl::Extras& extras, const RowSparseGrad& g) {
-  if (extras.sparse_grad) {
-    extras.sparse_grad = std::make_shared<RowSparseGrad>(add(*extras.sparse_grad, g));
-  } else if (extras.grad.defined()) {
-    if (!extras.grad.is_contiguous()) extras.grad = extras.grad.contiguous();  // set_grad may give a view
-    g.add_to(extras.grad);
-  } else {  // its tensors were made for this gradient by the embedding's backward: nothing else holds them
-    extras.sparse_grad = std::make_shared<RowSparseGrad>(g);
-  }
-}
 
 // Adds a gradient into a leaf's .grad, which must be a buffer of its own: later backward calls add into
 // it in place. A gradient that something else also holds is copied: a backward function may hand the same
@@ -281,34 +216,17 @@ void accumulate_row_sparse_into_leaf(VariableImpl::Extras& extras, const RowSpar
 // nothing else holds is kept as it is, as PyTorch's AccumulateGrad does: an embedding's gradient is a
 // fresh table-sized buffer, and copying it would be one more pass over the whole table at every step.
 void accumulate_into_leaf(VariableImpl& leaf, Variable g) {
-  VariableImpl::Extras& extras = leaf.extras_to_write();
-  extras.grad_with_graph = nullptr;  // a first-order pass leaves a gradient without a graph
-  if (g.is_row_sparse()) return accumulate_row_sparse_into_leaf(extras, g.row_sparse_value());
+  std::shared_ptr<VariableImpl>& grad = leaf.extras_to_write().grad;
   // Take the tensor out of the Variable when no other handle sees that Variable.
   Tensor t = g.impl().use_count() == 1 ? std::move(g.impl()->data) : g.data();
   g = Variable();
-  if (extras.grad.defined()) {
-    extras.grad.add_(t);
+  if (!grad) {
+    grad = std::make_shared<VariableImpl>(t.owns_its_buffer() ? std::move(t) : t.clone());
+  } else if (grad->grad_fn) {  // a gradient with a graph (create_graph) stays as it was: the sum is new
+    grad = std::make_shared<VariableImpl>(add(grad->data, t));
   } else {
-    extras.grad = owns_whole_buffer(t) ? std::move(t) : t.clone();
-    // A dense gradient into a row-sparse one: the sum is dense.
-    if (extras.sparse_grad) extras.sparse_grad->add_to(extras.grad);
-    extras.sparse_grad = nullptr;
+    accumulate(grad->data, t);  // grad += t, in place; either may be row-sparse (tensor/row_sparse.h)
   }
-}
-
-// With create_graph: the leaf's gradient as a Variable with a graph, and its value in .grad.
-void accumulate_into_leaf_with_graph(VariableImpl& leaf, Variable g) {
-  VariableImpl::Extras& extras = leaf.extras_to_write();
-  extras.make_grad_dense();  // a gradient with a graph is dense, and so is its sum with an earlier one
-  Variable total = std::move(g);
-  if (extras.grad_with_graph) {
-    total = add(Variable(extras.grad_with_graph), total);
-  } else if (extras.grad.defined()) {
-    total = add(Variable(extras.grad), total);
-  }
-  extras.grad_with_graph = total.impl();
-  extras.grad = total.data().clone();
 }
 
 }  // namespace

@@ -13,24 +13,37 @@ void run_backward(const Variable& root, const Tensor& grad, BackwardOptions opti
 
 namespace detail {
 
+// ---- engine.cpp: the first-order pass ----
+
+// Throws unless `root` is defined and requires grad.
+void check_root(const Variable& root);
+// The checked upstream gradient of `root`: `grad`, or 1 for a one-element root.
+Tensor seed_for(const Variable& root, const Tensor& grad);
+
 // What a backward pass does with the gradients that reach their destinations.
 struct Sinks {
   std::function<void(VariableImpl& leaf, Variable g)> leaf;                       // a leaf that requires grad
   std::function<void(const Node& node, const Variable& total)> node_output = {};  // before `node` runs
 };
 
-// Steps 1 to 3 of a backward pass from `roots`, each seeded with its gradient (engine.cpp).
+// Steps 1 and 2 of a backward pass from `roots`, each seeded with its gradient.
 void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds, bool retain_graph,
                    const Sinks& sinks);
-// The checked upstream gradient of `root`: `grad`, or 1 for a one-element root.
-Tensor seed_for(const Variable& root, const Tensor& grad);
-// Throws unless `root` is defined and requires grad.
-void check_root(const Variable& root);
 // The gradient waiting at a node receives one more consumer's share (out of place).
 void add_into(Variable& total, Variable g);
+
+// ---- backward_with_graph.cpp: backward({.create_graph = true}) ----
+
+// run_backward when the gradients must carry a graph of their own: the same walk with grad mode on.
+void run_backward_with_graph(const Variable& root, const Tensor& seed);
+
+// ---- output_parts.cpp: the pieces of unbind's output ----
+
 // A gradient for `value` as a gradient for its node's whole output: itself, or, for a part of the output
 // (unbind's pieces), zeros with g in that part.
 Variable whole_output_gradient(const VariableImpl& value, Variable g);
+// Adds a consumer's gradient `g` for one part of `node`'s output into the gradient waiting there.
+void add_part_into(Variable& waiting, const Node& node, OutputPart part, const Variable& g);
 
 }  // namespace detail
 

@@ -27,7 +27,6 @@
 
 #include "autograd/grad.h"
 #include "autograd/graph.h"
-#include "autograd/sparse_grad.h"
 #include "tensor/attention.h"
 
 namespace minigrad {
@@ -172,7 +171,7 @@ Variable mean_over_time(const Variable& x, const Tensor& valid_lens = {});
 Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_idx = -1);
 struct EmbeddingFuncOptions {  // the function's options; nn::EmbeddingOptions are the layer's
   int64_t padding_idx = -1;    // none
-  // The weight's gradient is row-sparse (the rows looked up; autograd/sparse_grad.h) in an ordinary
+  // The weight's gradient is row-sparse (the rows looked up; tensor/row_sparse.h) in an ordinary
   // backward; dense with create_graph, and in what grad() returns. PyTorch's sparse=True.
   bool sparse = false;
 };
@@ -249,9 +248,6 @@ Variable max_backward(const Variable& g, const Tensor& indices, const Shape& fro
 // embedding: the table's gradient [V, D], each row the sum of g's rows that looked it up (a scatter-add).
 Tensor embedding_backward(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t padding_idx);
 Variable embedding_backward(const Variable& g, const Tensor& ids, int64_t vocab, int64_t padding_idx);
-// The same as rows only (sparse = true; first order only): the looked-up rows but the padding row.
-RowSparseGrad embedding_sparse_backward(const Tensor& g, const Tensor& ids, int64_t vocab,
-                                        int64_t padding_idx);
 // cross_entropy: (softmax(logits) - smoothed targets)·g/count on counted rows, from each row's logsumexp.
 Tensor cross_entropy_backward(const Tensor& g, const Tensor& logits, const Tensor& lse, const Tensor& targets,
                               const CrossEntropyOptions& options);

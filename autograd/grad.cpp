@@ -7,7 +7,6 @@
 
 #include "autograd/engine.h"
 #include "autograd/functions.h"
-#include "autograd/sparse_grad.h"
 
 namespace minigrad {
 
@@ -52,8 +51,6 @@ std::vector<Variable> grad(const std::vector<Variable>& outputs, const std::vect
   auto deliver = [&](const void* key, Variable g) {
     auto it = wanted.find(key);
     if (it == wanted.end()) return;
-    // grad() returns dense gradients: a sparse embedding's table gets its dense gradient here.
-    if (g.is_row_sparse()) g = Variable(g.row_sparse_value().to_dense());
     for (size_t i : it->second) {
       const OutputPart part =
           inputs[i].impl()->part;  // a piece of unbind takes its part of the node's gradient

@@ -18,7 +18,8 @@ struct GradOptions {
 };
 
 // d(Σ_k grad_outputs[k]·outputs[k]) / d inputs[i], returned rather than accumulated into .grad.
-// grad_outputs may be empty for one-element outputs (seed 1).
+// grad_outputs may be empty for one-element outputs (seed 1). A sparse embedding's table gets its
+// gradient row-sparse, as in PyTorch (to_dense() gives the dense one).
 //   Variable y = sum(x * x * x);
 //   Variable dy = grad({y}, {x}, {}, {.create_graph = true})[0];  // 3x², with a graph
 //   Variable d2y = grad({sum(dy)}, {x})[0];                        // 6x

@@ -103,7 +103,7 @@ class Checker {
     std::vector<std::vector<double>> grads;
     for (size_t i : differentiable_) {
       const Tensor& g = leaves_[i].grad();
-      grads.push_back(g.defined() ? g.to_vector<double>()
+      grads.push_back(g.defined() ? g.to_dense().to_vector<double>()
                                   : std::vector<double>(static_cast<size_t>(leaves_[i].numel()), 0.0));
     }
     return grads;
@@ -251,9 +251,9 @@ GradcheckResult compare_backward_paths(const Variable& y, const std::vector<Vari
     if (!fast[i].defined() && !slow[i].defined()) continue;
     const Tensor zeros = Tensor::zeros(inputs[i].shape(), DType::Float64);
     const std::vector<double> a =
-        (fast[i].defined() ? fast[i].data() : zeros).contiguous().to_vector<double>();
+        (fast[i].defined() ? fast[i].data() : zeros).to_dense().contiguous().to_vector<double>();
     const std::vector<double> b =
-        (slow[i].defined() ? slow[i].data() : zeros).contiguous().to_vector<double>();
+        (slow[i].defined() ? slow[i].data() : zeros).to_dense().contiguous().to_vector<double>();
     for (size_t k = 0; k < a.size(); ++k) {
       ++result.comparisons;
       const double error = std::abs(a[k] - b[k]),

@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "autograd/engine.h"
-#include "autograd/sparse_grad.h"
 
 namespace minigrad {
 
@@ -35,30 +34,15 @@ void Variable::set_data(Tensor data) const {
   zero_grad();  // the gradient goes; the name stays
 }
 
-void VariableImpl::Extras::make_grad_dense() {
-  if (!sparse_grad) return;
-  grad = sparse_grad->to_dense();
-  sparse_grad = nullptr;
-}
-
 const Tensor& Variable::grad() const {
   check_defined("grad");
   static const Tensor none;
-  if (!impl_->extras) return none;
-  impl_->extras->make_grad_dense();
-  return impl_->extras->grad;
+  return impl_->extras && impl_->extras->grad ? impl_->extras->grad->data : none;
 }
 
-bool Variable::has_sparse_grad() const {
-  check_defined("has_sparse_grad");
-  return impl_->extras && impl_->extras->sparse_grad;
-}
-
-const RowSparseGrad& Variable::sparse_grad() const {
-  if (!has_sparse_grad()) {
-    throw ValueError("sparse_grad", "the gradient is not row-sparse (ask has_sparse_grad() first)");
-  }
-  return *impl_->extras->sparse_grad;
+Variable Variable::grad_variable() const {
+  check_defined("grad_variable");
+  return impl_->extras && impl_->extras->grad ? Variable(impl_->extras->grad) : Variable();
 }
 
 void Variable::set_grad(Tensor grad) const {
@@ -67,51 +51,12 @@ void Variable::set_grad(Tensor grad) const {
     throw ShapeError("set_grad", "a gradient " + describe(grad.shape(), grad.dtype()) + " for a value " +
                                      describe(shape(), dtype()));
   }
-  VariableImpl::Extras& extras = impl_->extras_to_write();
-  extras.grad = std::move(grad);
-  extras.sparse_grad = nullptr;
-  extras.grad_with_graph = nullptr;
-}
-
-void Variable::set_sparse_grad(RowSparseGrad grad) const {
-  check_defined("set_sparse_grad");
-  grad.check("set_sparse_grad");
-  if (grad.dense_shape != shape() || grad.dtype() != dtype()) {
-    throw ShapeError("set_sparse_grad", "a row-sparse gradient " + describe(grad.dense_shape, grad.dtype()) +
-                                            " for a value " + describe(shape(), dtype()));
-  }
-  VariableImpl::Extras& extras = impl_->extras_to_write();
-  extras.grad = Tensor();
-  extras.sparse_grad = std::make_shared<RowSparseGrad>(std::move(grad));
-  extras.grad_with_graph = nullptr;
+  impl_->extras_to_write().grad = grad.defined() ? std::make_shared<VariableImpl>(std::move(grad)) : nullptr;
 }
 
 void Variable::zero_grad() const {
   check_defined("zero_grad");
-  if (impl_->extras) {  // dropped, not zeroed: free whatever the size
-    impl_->extras->grad = Tensor();
-    impl_->extras->sparse_grad = nullptr;
-    impl_->extras->grad_with_graph = nullptr;
-  }
-}
-
-Variable Variable::row_sparse(RowSparseGrad value) {
-  auto impl = std::make_shared<VariableImpl>();  // no dense data
-  impl->extras_to_write().row_sparse_value = std::make_shared<const RowSparseGrad>(std::move(value));
-  return Variable(std::move(impl));
-}
-
-const RowSparseGrad& Variable::row_sparse_value() const {
-  if (!is_row_sparse()) throw ValueError("row_sparse_value", "the Variable's value is not row-sparse");
-  return *impl_->extras->row_sparse_value;
-}
-
-Variable Variable::grad_variable() const {
-  check_defined("grad_variable");
-  if (!impl_->extras) return Variable();
-  impl_->extras->make_grad_dense();
-  if (impl_->extras->grad_with_graph) return Variable(impl_->extras->grad_with_graph);
-  return impl_->extras->grad.defined() ? Variable(impl_->extras->grad) : Variable();
+  if (impl_->extras) impl_->extras->grad = nullptr;  // dropped, not zeroed: free whatever the size
 }
 
 bool Variable::requires_grad() const {

@@ -23,7 +23,6 @@
 namespace minigrad {
 
 struct Node;
-struct RowSparseGrad;  // autograd/sparse_grad.h
 
 // Which part of its node's output a Variable is. Most ops have one output and a Variable is all of it;
 // unbind's pieces are the slices at `index` along `dim` of one node's output, so that a sequence split
@@ -47,18 +46,11 @@ struct VariableImpl {
   // What only some Variables have: a leaf's gradient, and a name. Every op's result is a VariableImpl,
   // in the forward pass and in the backward pass, so these live apart, allocated when first set.
   struct Extras {
-    Tensor grad;  // accumulated d(output)/d(this); leaves only
-    // The same gradient when it is row-sparse (autograd/sparse_grad.h); `grad` is then undefined.
-    std::shared_ptr<RowSparseGrad> sparse_grad;
-    // The gradient with the graph of its own computation, set by backward({.create_graph = true}).
-    std::shared_ptr<VariableImpl> grad_with_graph;
+    // d(output)/d(this), accumulated by backward(); leaves only. One value: its tensor may be dense or
+    // row-sparse (a sparse embedding's; tensor/row_sparse.h), and after backward({.create_graph = true})
+    // it carries the graph of its own computation.
+    std::shared_ptr<VariableImpl> grad;
     std::string name;  // optional, shown in graph exports
-    // This Variable's own value is row-sparse, and `data` is undefined: a gradient on its way from a sparse
-    // embedding's backward to the engine (Variable::row_sparse).
-    std::shared_ptr<const RowSparseGrad> row_sparse_value;
-
-    // Turns a row-sparse gradient into the dense `grad` (one table-sized buffer).
-    void make_grad_dense();
   };
   std::unique_ptr<Extras> extras;
   Extras& extras_to_write() {
@@ -89,20 +81,14 @@ class Variable {
   // Replaces a leaf's value (every handle on this Variable sees it), e.g. to change a parameter's dtype.
   // Its gradient is dropped.
   void set_data(Tensor data) const;
-  // The gradient accumulated by backward() calls since the last zero_grad(); undefined before any.
-  // A row-sparse gradient (has_sparse_grad()) is turned into a dense one first, and stays dense: that
-  // costs one buffer of the parameter's size, which is what the row-sparse gradient saves.
+  // The gradient accumulated by backward() calls since the last zero_grad(); undefined before any. For
+  // an embedding with sparse = true it is row-sparse (grad().is_row_sparse(); tensor/row_sparse.h), as
+  // PyTorch's is a sparse tensor: grad().to_dense() gives the dense one.
   const Tensor& grad() const;
-  // Whether the gradient is row-sparse (an embedding with sparse = true; autograd/sparse_grad.h), and the
-  // rows present. sparse_grad() throws unless has_sparse_grad().
-  bool has_sparse_grad() const;
-  const RowSparseGrad& sparse_grad() const;
-  // Replaces the gradient by a row-sparse one of this value's shape and dtype (optimizers, tests).
-  void set_sparse_grad(RowSparseGrad grad) const;
   // The same gradient as a Variable. After backward({.create_graph = true}) it carries the graph that
   // computed it, so it can be differentiated again; otherwise it is a constant.
   Variable grad_variable() const;
-  // Replaces the gradient (optimizers and tests; leaves only).
+  // Replaces the gradient, dense or row-sparse, of this value's shape and dtype (optimizers and tests).
   void set_grad(Tensor grad) const;
   // Forgets the gradient (PyTorch's zero_grad(set_to_none=True)): the next backward starts afresh.
   void zero_grad() const;
@@ -130,12 +116,6 @@ class Variable {
   // Back-propagates from this value. Without `grad`, the value must hold one element and the seed is 1.
   void backward(BackwardOptions options = {}) const;
   void backward(const Tensor& grad, BackwardOptions options = {}) const;
-
-  // A Variable whose value is row-sparse (data() is undefined): what a sparse embedding's backward returns
-  // for its table, and only the engine reads (autograd/sparse_grad.h).
-  static Variable row_sparse(RowSparseGrad value);
-  bool is_row_sparse() const { return impl_ && impl_->extras && impl_->extras->row_sparse_value; }
-  const RowSparseGrad& row_sparse_value() const;
 
   // Two handles on the same value.
   bool is_same(const Variable& other) const { return impl_ == other.impl_; }

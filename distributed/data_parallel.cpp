@@ -9,8 +9,8 @@
 #include <functional>
 #include <string>
 
-#include "autograd/sparse_grad.h"
 #include "tensor/ops.h"
+#include "tensor/row_sparse.h"
 
 namespace minigrad::distributed {
 
@@ -133,12 +133,12 @@ int mpi_count(int64_t n) {
 // Which parameters' gradients are row-sparse on some rank and dense on none: one MPI_Allreduce of a byte
 // per parameter (the largest kind wins: 0 none, 1 row-sparse, 2 dense). A rank whose batch missed a table
 // has no gradient for it, so no rank can tell alone; where one rank holds a dense gradient, the others'
-// row-sparse ones are made dense (grad()) and take the dense path.
+// row-sparse ones are made dense (average_gradients) and take the dense path.
 std::vector<bool> row_sparse_everywhere(const std::vector<Variable>& parameters) {
   std::vector<unsigned char> kind(parameters.size());
   for (size_t i = 0; i < parameters.size(); ++i) {
     const Variable& p = parameters[i];
-    kind[i] = p.has_sparse_grad() ? 1 : p.grad().defined() ? 2 : 0;
+    kind[i] = !p.grad().defined() ? 0 : p.grad().is_row_sparse() ? 1 : 2;
   }
   timed([&] {
     MPI_Allreduce(MPI_IN_PLACE, kind.data(), static_cast<int>(kind.size()), MPI_UNSIGNED_CHAR, MPI_MAX,
@@ -154,12 +154,12 @@ std::vector<bool> row_sparse_everywhere(const std::vector<Variable>& parameters)
 // without a gradient sends no rows and gets the average too. The result is the dense sum's, row for row.
 void average_row_sparse(const Variable& p, double scale) {
   const int64_t width = p.shape()[1];
-  const RowSparseGrad mine =
-      p.has_sparse_grad()
-          ? p.sparse_grad()
-          : RowSparseGrad{Tensor::empty({0}, DType::Int64), Tensor::empty({0, width}, p.dtype()), p.shape()};
+  const Tensor mine = p.grad().defined()
+                          ? p.grad()
+                          : Tensor::row_sparse(Tensor::empty({0}, DType::Int64),
+                                               Tensor::empty({0, width}, p.dtype()), p.shape());
   const int world = Context::current().world_size();
-  const int64_t k = mine.rows();
+  const int64_t k = mine.row_indices().numel();
   std::vector<int64_t> rows_of(static_cast<size_t>(world));  // how many rows each rank sends
   timed([&] { MPI_Allgather(&k, 1, MPI_INT64_T, rows_of.data(), 1, MPI_INT64_T, MPI_COMM_WORLD); });
   std::vector<int> index_counts, index_offsets, value_counts, value_offsets;
@@ -174,16 +174,17 @@ void average_row_sparse(const Variable& p, double scale) {
   const Tensor indices = Tensor::empty({total}, DType::Int64);     // (N), every rank's rows in rank order
   const Tensor values = Tensor::empty({total, width}, p.dtype());  // (N, D)
   timed([&] {
-    MPI_Allgatherv(first_byte(mine.indices), mpi_count(k), MPI_INT64_T, first_byte(indices),
+    MPI_Allgatherv(first_byte(mine.row_indices()), mpi_count(k), MPI_INT64_T, first_byte(indices),
                    index_counts.data(), index_offsets.data(), MPI_INT64_T, MPI_COMM_WORLD);
   });
   timed([&] {
-    MPI_Allgatherv(first_byte(mine.values), mpi_count(k * width), mpi_type(p.dtype()), first_byte(values),
-                   value_counts.data(), value_offsets.data(), mpi_type(p.dtype()), MPI_COMM_WORLD);
+    MPI_Allgatherv(first_byte(mine.row_values()), mpi_count(k * width), mpi_type(p.dtype()),
+                   first_byte(values), value_counts.data(), value_offsets.data(), mpi_type(p.dtype()),
+                   MPI_COMM_WORLD);
   });
-  RowSparseGrad mean = coalesce(indices, values, p.shape());
-  mean.values.mul_(scale);
-  p.set_sparse_grad(std::move(mean));
+  Tensor mean = coalesce_rows(indices, values, p.shape());
+  mean.mul_(scale);
+  p.set_grad(std::move(mean));
 }
 
 }  // namespace
@@ -230,6 +231,8 @@ void average_gradients(const std::vector<Variable>& parameters, const AllReduceO
   std::vector<Variable> dense;
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (!sparse[i]) {
+      const Tensor& g = parameters[i].grad();  // row-sparse here, dense on another rank: made dense
+      if (g.defined() && g.is_row_sparse()) parameters[i].set_grad(g.to_dense());
       dense.push_back(parameters[i]);
       continue;
     }

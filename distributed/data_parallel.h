@@ -48,7 +48,7 @@ struct AllReduceOptions {
 // every rank sends the same buckets. The result does not depend on the options: rows left out of a
 // row-sparse sum are zero on every rank, and their mean is zero.
 //
-// Row-sparse gradients (an embedding with sparse = true; autograd/sparse_grad.h) stay row-sparse: every
+// Row-sparse gradients (an embedding with sparse = true; tensor/row_sparse.h) stay row-sparse: every
 // rank's rows are gathered on every rank and coalesced, which is the dense mean in the rows present
 // anywhere. The ranks first agree on which gradients are row-sparse (one small MPI_Allreduce per call):
 // those that are row-sparse or absent on every rank. Where one rank's gradient is dense, the others' are

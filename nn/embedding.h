@@ -6,7 +6,7 @@
 //   Variable x = embed.forward(ids);   // ids (B, T) int64 -> (B, T, 64)
 //
 // With sparse = true, backward() gives the table a row-sparse gradient, the rows the batch looked up
-// (weight.has_sparse_grad(); autograd/sparse_grad.h), for optim::SparseAdam or SGD without momentum:
+// (weight.grad().is_row_sparse(); tensor/row_sparse.h), for optim::SparseAdam or SGD without momentum:
 //
 //   Embedding table({.num_embeddings = 65536, .embedding_dim = 64, .sparse = true});
 #pragma once

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <set>
 
-#include "autograd/sparse_grad.h"
 #include "tensor/ops.h"
 
 namespace minigrad::optim {
@@ -28,7 +27,7 @@ Tensor gradient_of(const Variable& p) {
 void refuse_row_sparse(std::string_view optimizer, const std::vector<Variable>& parameters,
                        const std::vector<std::string>& names, std::string_view why) {
   for (size_t i = 0; i < parameters.size(); ++i) {
-    if (parameters[i].has_sparse_grad()) {
+    if (parameters[i].grad().is_row_sparse()) {
       throw ValueError(
           optimizer, "parameter " + names[i] +
                          " has a row-sparse gradient (an embedding with sparse = true): " + std::string(why));
@@ -147,14 +146,14 @@ namespace {
 
 // p[r] = p[r] - lr·g[r] for the rows r of a row-sparse gradient: the dense step without the rows whose
 // gradient is zero, which it would leave as they are.
-void sgd_step_rows(const Variable& param, const RowSparseGrad& grad, double lr) {
-  const int64_t width = grad.dense_shape[1];
-  const int64_t* rows = grad.indices.data_ptr<const int64_t>();  // (K), each row once
+void sgd_step_rows(const Variable& param, const Tensor& grad, double lr) {
+  const int64_t width = grad.shape()[1];
+  const int64_t* rows = grad.row_indices().data_ptr<const int64_t>();  // (K), each row once
   dispatch_float(param.dtype(), "SGD", [&]<typename T>() {
-    T* p = param.data().data_ptr<T>();             // (V, D)
-    const T* g = grad.values.data_ptr<const T>();  // (K, D)
+    T* p = param.data().data_ptr<T>();                   // (V, D)
+    const T* g = grad.row_values().data_ptr<const T>();  // (K, D)
     const T step = T(lr);
-    parallel_for(grad.rows(), width, [=](int64_t begin, int64_t end) {
+    parallel_for(grad.row_indices().numel(), width, [=](int64_t begin, int64_t end) {
       for (int64_t k = begin; k < end; ++k) {
         T* pk = p + rows[k] * width;  // the table's row rows[k]
         const T* gk = g + k * width;
@@ -178,8 +177,8 @@ void SGD::step() {
   }
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& param = parameters_[i];
-    if (param.has_sparse_grad()) {
-      sgd_step_rows(param, param.sparse_grad(), lr);
+    if (param.grad().is_row_sparse()) {
+      sgd_step_rows(param, param.grad(), lr);
       param.data().bump_version();
       continue;
     }
@@ -277,34 +276,33 @@ void SparseAdam::step() {
   NoGradGuard no_grad;
   for (size_t i = 0; i < parameters_.size(); ++i) {  // before any parameter moves
     const Variable& p = parameters_[i];
-    if (!p.has_sparse_grad() && p.grad().defined()) {
+    if (p.grad().defined() && !p.grad().is_row_sparse()) {
       throw ValueError("SparseAdam", "parameter " + names_[i] +
                                          " has a dense gradient; SparseAdam takes row-sparse ones only (an "
-                                         "embedding with sparse = true; asking its grad() makes it dense): "
-                                         "use Adam for it");
+                                         "embedding with sparse = true): use Adam for it");
     }
   }
   const double lr = lr_, b1 = options.beta1, b2 = options.beta2, eps = options.eps;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& param = parameters_[i];
-    if (!param.has_sparse_grad()) continue;
-    const RowSparseGrad& grad = param.sparse_grad();
+    const Tensor& grad = param.grad();
+    if (!grad.defined()) continue;
     auto& state = state_[i];
     // Dense moments, as PyTorch's: a row keeps its own across the steps that do not touch it.
     const auto [bias_correction1, bias_correction2] = count_adam_step(state, param, b1, b2);
     const double step_size = lr * std::sqrt(bias_correction2) / bias_correction1;
-    const int64_t width = grad.dense_shape[1];
-    const int64_t* rows = grad.indices.data_ptr<const int64_t>();  // (K), each row once
+    const int64_t width = grad.shape()[1];
+    const int64_t* rows = grad.row_indices().data_ptr<const int64_t>();  // (K), each row once
     dispatch_float(param.dtype(), name(), [&]<typename T>() {
       T* p = param.data().data_ptr<T>();  // (V, D), and so are m and v
       T* m = state["exp_avg"].data_ptr<T>();
       T* v = state["exp_avg_sq"].data_ptr<T>();
-      const T* g = grad.values.data_ptr<const T>();  // (K, D)
+      const T* g = grad.row_values().data_ptr<const T>();  // (K, D)
       const T d1 = T(1 - b1), d2 = T(1 - b2), epsilon = T(eps), minus_step = T(-step_size);
       // Each row is present once, so threads that take different k never write the same element. Within
       // a row, p, m, v and g are four separate buffers: simd lets the compiler vectorize the row without
       // checking them for overlap (a step of minigrad-bench's embedding table: 0.77 ms before, 0.31 ms).
-      parallel_for(grad.rows(), 8 * width, [=](int64_t begin, int64_t end) {
+      parallel_for(grad.row_indices().numel(), 8 * width, [=](int64_t begin, int64_t end) {
         for (int64_t k = begin; k < end; ++k) {
           const int64_t at = rows[k] * width;  // the table's row rows[k] in p, m and v
           T *pk = p + at, *mk = m + at, *vk = v + at;
@@ -360,10 +358,9 @@ double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm, 
     throw ValueError("clip_grad_norm", "max_norm must be positive, got " + std::to_string(max_norm));
   double squares = 0;
   for (const Variable& p : parameters) {
-    // A row-sparse gradient's rows present are all its non-zeros. (Asking grad() would make it dense.)
-    const bool sparse = p.has_sparse_grad();
-    if (!sparse && !p.grad().defined()) continue;
-    const Tensor g = sparse ? p.sparse_grad().values.contiguous() : p.grad().contiguous();
+    if (!p.grad().defined()) continue;
+    // A row-sparse gradient's rows present are all its non-zeros.
+    const Tensor g = p.grad().is_row_sparse() ? p.grad().row_values() : p.grad().contiguous();
     dispatch_float(g.dtype(), "clip_grad_norm",
                    [&]<typename T>() { squares += sum_of_squares(g.data_ptr<const T>(), g.numel()); });
   }
@@ -375,11 +372,7 @@ double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm, 
   const double scale = max_norm / (norm + 1e-6);
   if (std::isfinite(norm) && scale < 1) {
     for (const Variable& p : parameters) {
-      if (p.has_sparse_grad()) {
-        p.sparse_grad().values.mul_(scale);
-      } else if (p.grad().defined()) {
-        p.grad().mul_(scale);
-      }
+      if (p.grad().defined()) p.grad().mul_(scale);  // a row-sparse one scales its rows
     }
   }
   return norm;

@@ -12,7 +12,7 @@
 // A parameter whose gradient is undefined (it took no part in the loss) is skipped by step(): its value
 // and its state stay as they are.
 //
-// Row-sparse gradients (an nn::Embedding with sparse = true; autograd/sparse_grad.h), as in PyTorch: SGD
+// Row-sparse gradients (an nn::Embedding with sparse = true; tensor/row_sparse.h), as in PyTorch: SGD
 // without momentum or weight decay steps the rows present; SparseAdam takes them only; Adam and AdamW
 // refuse them (they would have to step every row). An optimizer that refuses a gradient throws before it
 // changes anything, naming the parameter. A table with a row-sparse gradient and the rest of the model

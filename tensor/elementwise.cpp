@@ -6,11 +6,14 @@
 #include "tensor/fast_math.h"
 #include "tensor/map.h"
 #include "tensor/random.h"
+#include "tensor/row_sparse.h"
 
 namespace minigrad {
 
 Shape check_float_pair(std::string_view op, const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined()) throw ValueError(op, "an operand is undefined");
+  check_dense(op, a);
+  check_dense(op, b);
   if (!is_floating(a.dtype()) || a.dtype() != b.dtype()) {
     throw DTypeError(op, "expected two float32 or two float64 tensors, got " +
                              std::string(dtype_name(a.dtype())) + " and " +
@@ -65,7 +68,16 @@ void check_defined(std::string_view op, const Tensor& x) {
 
 // ---- two tensors ----
 Tensor add(const Tensor& a, const Tensor& b) {
+  if (a.is_row_sparse() || b.is_row_sparse()) return add_row_sparse(a, b);
   return zip_float("add", a, b, [](auto x, auto y) { return x + y; });
+}
+void accumulate(Tensor& total, const Tensor& g) {
+  const bool in_place = !total.is_row_sparse() && (!g.is_row_sparse() || total.is_contiguous());
+  if (in_place) {
+    total.add_(g);
+  } else {
+    total = add(total, g);
+  }
 }
 Tensor sub(const Tensor& a, const Tensor& b) {
   return zip_float("sub", a, b, [](auto x, auto y) { return x - y; });

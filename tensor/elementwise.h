@@ -9,7 +9,11 @@
 namespace minigrad {
 
 // ---- two tensors, broadcast ----
+// add also takes the row-sparse layout (tensor/row_sparse.h), of the other's shape.
 Tensor add(const Tensor& a, const Tensor& b);
+// total += g, as gradient accumulation needs it, whatever the layouts: in place into a dense, contiguous
+// total; otherwise (a row-sparse total, or a row-sparse g into a strided view) total becomes the new sum.
+void accumulate(Tensor& total, const Tensor& g);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);

@@ -171,7 +171,7 @@ void run_ternary(const LoopPlan<4>& plan, O* out, const A* a, const B* b, const 
 // A new contiguous tensor y of x's shape and float dtype with y[i] = f(x[i]). f is generic: f(auto v).
 template <typename F>
 Tensor map_float(std::string_view op, const Tensor& x, F f) {
-  if (!x.defined()) throw ValueError(op, "the tensor is undefined");
+  check_dense(op, x);
   return dispatch_float(x.dtype(), op, [&]<typename T>() {
     Tensor out = Tensor::empty(x.shape(), x.dtype());
     const T* px = x.data_ptr<const T>();

@@ -9,6 +9,7 @@
 #include "tensor/matmul.h"
 #include "tensor/random.h"
 #include "tensor/reduce.h"
+#include "tensor/row_sparse.h"
 #include "tensor/softmax.h"
 #include "tensor/tensor.h"
 #include "tensor/threads.h"

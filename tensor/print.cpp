@@ -120,6 +120,11 @@ struct Printer {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "tensor(undefined)";
+  if (t.is_row_sparse()) {  // as PyTorch prints a sparse tensor: its parts, then the layout
+    return os << "tensor(row_indices=" << t.row_indices() << ",\n       row_values=" << t.row_values()
+              << ",\n       shape=" << t.shape().str() << ", dtype=" << dtype_name(t.dtype())
+              << ", layout=row_sparse)";
+  }
   const std::string suffix =
       "shape=" + t.shape().str() + ", dtype=" + std::string(dtype_name(t.dtype())) + ")";
   if (t.numel() == 0) return os << "tensor([], " << suffix;

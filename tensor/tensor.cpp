@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "tensor/map.h"
+#include "tensor/row_sparse.h"
 
 namespace minigrad {
 
@@ -44,8 +45,17 @@ std::string conversion_hint(std::initializer_list<DType> have, std::optional<DTy
 }
 
 void Tensor::check_defined(std::string_view op) const {
-  if (!defined())
+  check_dense(op, *this);
+}
+
+void check_dense(std::string_view op, const Tensor& t) {
+  if (!t.defined())
     throw ValueError(op, "the tensor is undefined (default-constructed, or a missing gradient)");
+  if (t.is_row_sparse()) {
+    throw ValueError(op,
+                     "the tensor is row-sparse (a sparse embedding's gradient) and has no dense buffer; "
+                     "call to_dense() first");
+  }
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
@@ -164,6 +174,12 @@ bool Tensor::is_contiguous() const {
     expected *= shape_[d];
   }
   return true;
+}
+
+bool Tensor::owns_its_buffer() const {
+  if (sparse_) return sparse_.use_count() == 1;
+  return storage_ && storage_.use_count() == 1 && is_contiguous() && offset_ == 0 &&
+         static_cast<size_t>(numel()) * element_size(dtype_) == storage_->nbytes();
 }
 
 uint64_t Tensor::version() const {
@@ -407,6 +423,7 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::clone() const {
+  if (sparse_) return row_sparse(sparse_->indices.clone(), sparse_->values.clone(), shape_);
   check_defined("clone");
   Tensor out = empty(shape_, dtype_);
   out.copy_(*this);
@@ -414,8 +431,9 @@ Tensor Tensor::clone() const {
 }
 
 Tensor Tensor::to(DType dtype) const {
+  if (dtype == dtype_ && defined()) return *this;
+  if (sparse_) return row_sparse(sparse_->indices, sparse_->values.to(dtype), shape_);
   check_defined("to");
-  if (dtype == dtype_) return *this;
   Tensor out = empty(shape_, dtype);
   out.copy_(*this);
   return out;
@@ -462,6 +480,10 @@ const Tensor& Tensor::copy_(const Tensor& src) const {
 }
 
 const Tensor& Tensor::add_(const Tensor& other, double alpha) const {
+  if (other.is_row_sparse()) {  // into the rows it has
+    add_rows_into(*this, other, alpha);
+    return *this;
+  }
   check_defined("add_");
   check_float_pair("add_", *this, other);
   check_broadcasts_to("add_", other, shape_);
@@ -476,6 +498,10 @@ const Tensor& Tensor::add_(const Tensor& other, double alpha) const {
 }
 
 const Tensor& Tensor::mul_(double factor) const {
+  if (sparse_) {  // the rows absent stay zero
+    sparse_->values.mul_(factor);
+    return *this;
+  }
   check_defined("mul_");
   dispatch_float(dtype_, "mul_", [&]<typename T>() {
     const T f = static_cast<T>(factor);

@@ -29,6 +29,8 @@
 
 namespace minigrad {
 
+struct RowSparse;  // tensor/row_sparse.h
+
 class Tensor {
  public:
   // An undefined tensor: no buffer, no shape. Used for "no gradient yet".
@@ -63,7 +65,7 @@ class Tensor {
   static Tensor bernoulli(const Shape& shape, double p, Generator* generator = nullptr);
 
   // ---- what it is ----
-  bool defined() const { return storage_ != nullptr; }
+  bool defined() const { return storage_ != nullptr || sparse_ != nullptr; }
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   // Strides in elements, not bytes; 0 in a dimension that was broadcast by expand().
@@ -83,6 +85,20 @@ class Tensor {
 
   // The storage's in-place write counter (see Storage::version).
   uint64_t version() const;
+  // Whether this is the only handle on its buffer (row-sparse: on its rows) and spans all of it, so that
+  // whoever holds it may keep it as its own without a copy (what a leaf does with a fresh gradient).
+  bool owns_its_buffer() const;
+
+  // ---- the row-sparse layout (tensor/row_sparse.h): a sparse embedding's gradient ----
+  // A (V, D) tensor that holds only some rows, every other row zero: PyTorch's sparse layout, for tables.
+  // It has a shape and a dtype but no dense buffer: data_ptr, views and the dense kernels refuse it, and
+  // to_dense() gives the dense tensor. add() and add_() take it; optimizers ask is_row_sparse().
+  static Tensor row_sparse(Tensor indices, Tensor values, const Shape& dense_shape);
+  bool is_row_sparse() const { return sparse_ != nullptr; }
+  const Tensor& row_indices() const;  // (K) int64, sorted ascending, each row once
+  const Tensor& row_values() const;   // (K, D) contiguous: row k is row row_indices()[k] of the tensor
+  // The dense tensor: this one if it is dense, else zeros with the rows in place (a (V, D) buffer).
+  Tensor to_dense() const;
 
   // The value of a one-element tensor, converted to double.
   double item() const;
@@ -145,6 +161,7 @@ class Tensor {
   void check_defined(std::string_view op) const;
 
   std::shared_ptr<Storage> storage_;
+  std::shared_ptr<const RowSparse> sparse_;  // set for the row-sparse layout, which has no storage_
   Shape shape_;
   Shape strides_;
   int64_t offset_ = 0;
@@ -160,6 +177,9 @@ inline std::string describe(const Shape& shape, DType dtype) {
   return shape.str() + " " + std::string(dtype_name(dtype));
 }
 
+// Throws, naming `op`, unless `t` is defined and dense: a kernel's first check of an operand, so that a
+// row-sparse gradient handed to a dense kernel is told to call to_dense().
+void check_dense(std::string_view op, const Tensor& t);
 // Throws DTypeError "OP: WHAT must be EXPECTED, got ACTUAL" unless `t` has dtype `expected`; `what`
 // names the operand ("the mask", "the token ids").
 void check_dtype(std::string_view op, std::string_view what, const Tensor& t, DType expected);

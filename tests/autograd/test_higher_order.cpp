@@ -50,6 +50,30 @@ BOOST_AUTO_TEST_CASE(backward_with_create_graph_gives_a_differentiable_grad) {
   expect_close(x.grad(), {3 * std::exp(0.25), 18 * std::exp(4.0)}, 1e-9);
 }
 
+BOOST_AUTO_TEST_CASE(a_first_order_backward_adds_to_a_gradient_with_a_graph_out_of_place) {
+  // One gradient value per leaf: after create_graph it is a Variable with a graph; a first-order pass
+  // then makes a new sum and leaves that Variable (and the graph's saved values) as they were.
+  Variable x = leaf({0.5, 2}, {2});
+  sum(x * x).backward(Tensor::scalar(1, F64), {.create_graph = true});  // 2x, with a graph
+  const Variable first = x.grad_variable();
+  BOOST_TEST(!first.is_leaf());
+  sum(x * 3.0).backward();  // + 3
+  expect_equal(x.grad(), {4, 7});
+  BOOST_TEST(x.grad_variable().is_leaf());  // the sum has no graph
+  expect_equal(first.data(), {1, 4});
+  x.zero_grad();
+  sum(first).backward();  // d/dx Σ 2x = 2: the first gradient's graph still works
+  expect_equal(x.grad(), {2, 2});
+  // A gradient without a graph under create_graph (it depends on no input) is kept as a copy, so the
+  // seed passed in is not written by the next pass.
+  Variable w = leaf({1, 2}, {2});
+  const Tensor seed = Tensor::from_values({5, 6}, {2}, F64);
+  w.backward(seed, {.create_graph = true});
+  w.backward(seed);
+  expect_equal(w.grad(), {10, 12});
+  expect_equal(seed, {5, 6});
+}
+
 BOOST_AUTO_TEST_CASE(grad_of_a_non_leaf_input_and_unused_inputs) {
   Variable x = leaf({1, 2}, {2}), unused = leaf({1}, {1});
   Variable h = x * 3.0;

@@ -1,6 +1,8 @@
-// Row-sparse gradients (autograd/sparse_grad.h): coalescing, the sparse embedding's gradient against the
+// Row-sparse gradients (tensor/row_sparse.h): coalescing, the sparse embedding's gradient against the
 // dense one, accumulation into a leaf (sparse into sparse, sparse into dense, dense into sparse), and the
-// fallbacks to the dense gradient (grad(), create_graph, a table computed by another op).
+// fallbacks to the dense gradient (create_graph, a table computed by another op).
+#include <sstream>
+
 #include "test_helpers.h"
 
 using namespace minigrad;
@@ -23,45 +25,84 @@ BOOST_AUTO_TEST_SUITE(sparse_grad)
 
 BOOST_AUTO_TEST_CASE(coalesce_sums_repeated_rows_and_sorts_them) {
   // rows for table rows 4, 1, 4, 0 of a (5, 2) table: row 4 is the sum of positions 0 and 2
-  const RowSparseGrad g =
-      coalesce(ids_of({4, 1, 4, 0}), Tensor::from_values({1, 2, 3, 4, 10, 20, 5, 6}, {4, 2}, F64), {5, 2});
-  expect_equal(g.indices, {0, 1, 4});
-  expect_equal(g.values, {5, 6, 3, 4, 11, 22});
-  BOOST_TEST(g.rows() == 3);
+  const Tensor g = coalesce_rows(ids_of({4, 1, 4, 0}),
+                                 Tensor::from_values({1, 2, 3, 4, 10, 20, 5, 6}, {4, 2}, F64), {5, 2});
+  BOOST_REQUIRE(g.is_row_sparse());
+  BOOST_TEST(g.shape() == Shape({5, 2}));
+  expect_equal(g.row_indices(), {0, 1, 4});
+  expect_equal(g.row_values(), {5, 6, 3, 4, 11, 22});
   expect_equal(g.to_dense(), {5, 6, 3, 4, 0, 0, 0, 0, 11, 22});
 
   // add: the union of the rows, those in both summed
-  const RowSparseGrad h = coalesce(ids_of({2, 4}), Tensor::from_values({1, 1, 2, 2}, {2, 2}, F64), {5, 2});
-  const RowSparseGrad sum_of = add(g, h);
-  expect_equal(sum_of.indices, {0, 1, 2, 4});
-  expect_equal(sum_of.values, {5, 6, 3, 4, 1, 1, 13, 24});
+  const Tensor h = coalesce_rows(ids_of({2, 4}), Tensor::from_values({1, 1, 2, 2}, {2, 2}, F64), {5, 2});
+  const Tensor sum_of = add(g, h);
+  BOOST_REQUIRE(sum_of.is_row_sparse());
+  expect_equal(sum_of.row_indices(), {0, 1, 2, 4});
+  expect_equal(sum_of.row_values(), {5, 6, 3, 4, 1, 1, 13, 24});
 
-  // add_to: into the rows of a dense tensor only
+  // add_: into the rows of a dense tensor only; add with a dense tensor: dense, either order
   Tensor dense = Tensor::ones({5, 2}, F64);
-  h.add_to(dense);
+  dense.add_(h);
   expect_equal(dense, {1, 1, 1, 1, 2, 2, 1, 1, 3, 3});
+  expect_equal(add(h, Tensor::ones({5, 2}, F64)), {1, 1, 1, 1, 2, 2, 1, 1, 3, 3});
+  expect_equal(add(Tensor::ones({5, 2}, F64), h), {1, 1, 1, 1, 2, 2, 1, 1, 3, 3});
+  // mul_ scales the rows present; clone and to() keep the layout
+  const Tensor scaled = h.clone();
+  scaled.mul_(2.0);
+  expect_equal(scaled.row_values(), {2, 2, 4, 4});
+  expect_equal(h.row_values(), {1, 1, 2, 2});
+  BOOST_TEST(h.to(DType::Float32).is_row_sparse());
 }
 
 BOOST_AUTO_TEST_CASE(coalesce_and_add_refuse_what_does_not_fit) {
   expect_error<IndexError>(
       [] {
-        coalesce(ids_of({5}), Tensor::zeros({1, 2}, F64), {5, 2});
+        coalesce_rows(ids_of({5}), Tensor::zeros({1, 2}, F64), {5, 2});
       },
-      "coalesce: row 5 is outside a table of 5 rows");
+      "coalesce_rows: row 5 is outside a table of 5 rows");
   expect_error<ShapeError>(
       [] {
-        coalesce(ids_of({0, 1}), Tensor::zeros({1, 2}, F64), {5, 2});
+        coalesce_rows(ids_of({0, 1}), Tensor::zeros({1, 2}, F64), {5, 2});
       },
-      "coalesce: rows [1,2] for indices [2] of a table [5,2]: need (N, D), (N) and (V, D)");
-  const RowSparseGrad a = coalesce(ids_of({0}), Tensor::zeros({1, 2}, F64), {5, 2});
-  const RowSparseGrad b = coalesce(ids_of({0}), Tensor::zeros({1, 2}, F64), {6, 2});
-  expect_error<ShapeError>([&] { add(a, b); },
-                           "add: row-sparse gradients of [5,2] float64 and [6,2] float64");
+      "coalesce_rows: rows [1,2] for indices [2] of a table [5,2]: need (N, D), (N) and (V, D)");
+  const Tensor a = coalesce_rows(ids_of({0}), Tensor::zeros({1, 2}, F64), {5, 2});
+  const Tensor b = coalesce_rows(ids_of({0}), Tensor::zeros({1, 2}, F64), {6, 2});
+  expect_error<ShapeError>(
+      [&] { add(a, b); },
+      "add: a row-sparse tensor [5,2] float64 and a tensor [6,2] float64: the shapes and "
+      "dtypes must be the same");
   expect_error<ShapeError>(
       [&] {
-        a.add_to(Tensor::zeros({6, 2}, F64));
+        Tensor::zeros({6, 2}, F64).add_(a);
       },
-      "RowSparseGrad::add_to: a row-sparse gradient of [5,2] float64 added into [6,2] float64");
+      "add_: a row-sparse tensor [5,2] float64 added into [6,2] float64");
+  expect_error<IndexError>(
+      [] {
+        Tensor::row_sparse(ids_of({1, 0}), Tensor::zeros({2, 2}, F64), {5, 2});
+      },
+      "row_sparse: the row indices must be sorted, each once, within a table of 5 rows (coalesce_rows() "
+      "makes "
+      "them so)");
+}
+
+BOOST_AUTO_TEST_CASE(dense_kernels_views_and_data_refuse_a_row_sparse_tensor_by_name) {
+  const Tensor g = coalesce_rows(ids_of({1}), Tensor::ones({1, 2}, F64), {3, 2});
+  const std::string why =
+      ": the tensor is row-sparse (a sparse embedding's gradient) and has no dense buffer; call to_dense() "
+      "first";
+  expect_error<ValueError>([&] { exp(g); }, "exp" + why);
+  expect_error<ValueError>([&] { mul(g, g); }, "mul" + why);
+  expect_error<ValueError>([&] { g.reshape({6}); }, "reshape" + why);
+  expect_error<ValueError>([&] { g.to_vector<double>(); }, "contiguous" + why);
+  expect_error<ValueError>([&] { sum(g); }, why, /*whole=*/false);
+  expect_error<ValueError>([&] { matmul(g, Tensor::ones({2, 2}, F64)); }, why, /*whole=*/false);
+  expect_error<ValueError>([&] { g.row_indices().to_dense().row_values(); },
+                           "row_values: the tensor is not row-sparse (ask is_row_sparse() first)");
+  // Printed as its parts, as PyTorch prints a sparse tensor.
+  std::ostringstream printed;
+  printed << g;
+  BOOST_TEST(printed.str().find("layout=row_sparse") != std::string::npos);
+  BOOST_TEST(printed.str().find("shape=[3,2]") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(the_sparse_gradient_is_the_dense_one_bit_for_bit) {
@@ -76,11 +117,11 @@ BOOST_AUTO_TEST_CASE(the_sparse_gradient_is_the_dense_one_bit_for_bit) {
   Variable dense(table.clone(), true), sparse(table.clone(), true);
   embedding(dense, lookups).backward(upstream);
   embedding(sparse, lookups, {.sparse = true}).backward(upstream);
-  BOOST_TEST(!dense.has_sparse_grad());
-  BOOST_REQUIRE(sparse.has_sparse_grad());
-  const RowSparseGrad& rows = sparse.sparse_grad();
-  BOOST_TEST(rows.rows() <= 20);
-  for (int64_t r : rows.indices.to_vector<int64_t>()) BOOST_TEST(r % 2 == 0);
+  BOOST_TEST(!dense.grad().is_row_sparse());
+  BOOST_REQUIRE(sparse.grad().is_row_sparse());
+  const Tensor& rows = sparse.grad();
+  BOOST_TEST(rows.row_indices().numel() <= 20);
+  for (int64_t r : rows.row_indices().to_vector<int64_t>()) BOOST_TEST(r % 2 == 0);
   BOOST_TEST(rows.to_dense().to_vector<float>() == dense.grad().to_vector<float>());
 }
 
@@ -97,7 +138,7 @@ BOOST_AUTO_TEST_CASE(sparse_gradients_accumulate_into_sparse_and_dense_ones) {
   Variable reference(start.clone(), true), table(start.clone(), true);
   loss(reference, false).backward();
   loss(table, true).backward();  // sparse + sparse + dense: dense
-  BOOST_TEST(!table.has_sparse_grad());
+  BOOST_TEST(!table.grad().is_row_sparse());
   BOOST_TEST(table.grad().to_vector<double>() == reference.grad().to_vector<double>());
 
   // Sparse only: two lookups in one backward coalesce into one row-sparse gradient, and a second
@@ -108,85 +149,85 @@ BOOST_AUTO_TEST_CASE(sparse_gradients_accumulate_into_sparse_and_dense_ones) {
         embedding(only_sparse, ids_of({5, 3, 2}), {.sparse = true}))
         .backward();
   }
-  BOOST_REQUIRE(only_sparse.has_sparse_grad());
-  expect_equal(only_sparse.sparse_grad().indices, {0, 2, 3, 5});
+  BOOST_REQUIRE(only_sparse.grad().is_row_sparse());
+  expect_equal(only_sparse.grad().row_indices(), {0, 2, 3, 5});
   // row 0: 2·2 passes; row 2: (2·2 + 1)·2 passes; rows 3 and 5: 1·2 passes
-  expect_equal(only_sparse.sparse_grad().values, {4, 4, 10, 10, 2, 2, 2, 2});
+  expect_equal(only_sparse.grad().row_values(), {4, 4, 10, 10, 2, 2, 2, 2});
 
   // Into a dense gradient already there (set by hand): added into its rows, and it stays dense.
   Variable into_dense(start.clone(), true);
   into_dense.set_grad(Tensor::ones({6, 2}, F64));
   sum(embedding(into_dense, ids_of({4, 4}), {.sparse = true})).backward();
-  BOOST_TEST(!into_dense.has_sparse_grad());
+  BOOST_TEST(!into_dense.grad().is_row_sparse());
   expect_equal(into_dense.grad(), {1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 1, 1});
+  // ... also when that dense gradient is a strided view (set_grad may be given one): the sum is new.
+  Variable into_view(start.clone(), true);
+  into_view.set_grad(Tensor::ones({2, 6}, F64).t());
+  sum(embedding(into_view, ids_of({4, 4}), {.sparse = true})).backward();
+  expect_equal(into_view.grad(), {1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 1, 1});
 
   // A dense gradient into a row-sparse one: the sum is dense.
   Variable dense_after(start.clone(), true);
   sum(embedding(dense_after, ids_of({1}), {.sparse = true})).backward();
-  BOOST_TEST(dense_after.has_sparse_grad());
+  BOOST_TEST(dense_after.grad().is_row_sparse());
   sum(dense_after * 2.0).backward();
-  BOOST_TEST(!dense_after.has_sparse_grad());
+  BOOST_TEST(!dense_after.grad().is_row_sparse());
   expect_equal(dense_after.grad(), {2, 2, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2});
 }
 
-BOOST_AUTO_TEST_CASE(grad_turns_a_sparse_gradient_dense_and_zero_grad_drops_it) {
+BOOST_AUTO_TEST_CASE(grad_is_row_sparse_reading_it_changes_nothing_and_zero_grad_drops_it) {
   Variable table(whole_numbers({4, 3}), true);
   sum(embedding(table, ids_of({3, 1, 3}), {.sparse = true})).backward();
-  BOOST_REQUIRE(table.has_sparse_grad());
-  expect_equal(table.sparse_grad().indices, {1, 3});
-  expect_equal(table.grad(), {0, 0, 0, 1, 1, 1, 0, 0, 0, 2, 2, 2});
-  BOOST_TEST(!table.has_sparse_grad());  // dense from now on
-  expect_error<ValueError>([&] { table.sparse_grad(); },
-                           "sparse_grad: the gradient is not row-sparse (ask has_sparse_grad() first)");
+  BOOST_REQUIRE(table.grad().is_row_sparse());
+  expect_equal(table.grad().row_indices(), {1, 3});
+  expect_equal(table.grad().to_dense(), {0, 0, 0, 1, 1, 1, 0, 0, 0, 2, 2, 2});
+  BOOST_TEST(table.grad().is_row_sparse());  // reading it changed nothing
+  BOOST_TEST(table.grad_variable().data().is_row_sparse());
 
-  sum(embedding(table, ids_of({0}), {.sparse = true})).backward();  // into the dense one
-  expect_equal(table.grad(), {1, 1, 1, 1, 1, 1, 0, 0, 0, 2, 2, 2});
+  sum(embedding(table, ids_of({0}), {.sparse = true})).backward();  // coalesced with it
+  expect_equal(table.grad().row_indices(), {0, 1, 3});
+  expect_equal(table.grad().to_dense(), {1, 1, 1, 1, 1, 1, 0, 0, 0, 2, 2, 2});
   table.zero_grad();
   BOOST_TEST(!table.grad().defined());
-  sum(embedding(table, ids_of({2}), {.sparse = true})).backward();
-  BOOST_TEST(table.has_sparse_grad());
-  table.zero_grad();
-  BOOST_TEST(!table.has_sparse_grad());
-  BOOST_TEST(!table.grad().defined());
 
-  // set_sparse_grad checks the table; set_grad replaces a sparse gradient.
+  // set_grad checks the table's shape and takes either layout.
   expect_error<ShapeError>(
       [&] {
-        table.set_sparse_grad(coalesce(ids_of({0}), Tensor::zeros({1, 3}, F64), {5, 3}));
+        table.set_grad(coalesce_rows(ids_of({0}), Tensor::zeros({1, 3}, F64), {5, 3}));
       },
-      "set_sparse_grad: a row-sparse gradient [5,3] float64 for a value [4,3] float64");
-  table.set_sparse_grad(coalesce(ids_of({0}), Tensor::ones({1, 3}, F64), {4, 3}));
-  BOOST_TEST(table.has_sparse_grad());
+      "set_grad: a gradient [5,3] float64 for a value [4,3] float64");
+  table.set_grad(coalesce_rows(ids_of({0}), Tensor::ones({1, 3}, F64), {4, 3}));
+  BOOST_TEST(table.grad().is_row_sparse());
   table.set_grad(Tensor::zeros({4, 3}, F64));
-  BOOST_TEST(!table.has_sparse_grad());
+  BOOST_TEST(!table.grad().is_row_sparse());
 }
 
 BOOST_AUTO_TEST_CASE(the_padding_row_is_absent_from_the_rows) {
   Variable table(whole_numbers({4, 2}), true);
   sum(embedding(table, ids_of({0, 2, 0, 3}), {.padding_idx = 0, .sparse = true})).backward();
-  expect_equal(table.sparse_grad().indices, {2, 3});
+  expect_equal(table.grad().row_indices(), {2, 3});
   // Every position looked up the padding row: no row at all.
   table.zero_grad();
   sum(embedding(table, ids_of({0, 0}), {.padding_idx = 0, .sparse = true})).backward();
-  BOOST_REQUIRE(table.has_sparse_grad());
-  BOOST_TEST(table.sparse_grad().rows() == 0);
-  expect_equal(table.grad(), std::vector<double>(8, 0.0));
+  BOOST_REQUIRE(table.grad().is_row_sparse());
+  BOOST_TEST(table.grad().row_indices().numel() == 0);
+  expect_equal(table.grad().to_dense(), std::vector<double>(8, 0.0));
 }
 
 BOOST_AUTO_TEST_CASE(the_fallbacks_give_the_dense_gradient) {
   const Tensor ids = ids_of({2, 0, 2});
-  // grad(): a dense gradient, nothing accumulated into .grad.
+  // grad(): the row-sparse gradient returned, as PyTorch's torch.autograd.grad; nothing in .grad.
   Variable table(whole_numbers({3, 2}), true);
   const Variable g = grad({sum(embedding(table, ids, {.sparse = true}))}, {table})[0];
-  expect_equal(g.data(), {1, 1, 0, 0, 2, 2});
-  BOOST_TEST(!table.has_sparse_grad());
+  BOOST_TEST(g.data().is_row_sparse());
+  expect_equal(g.data().to_dense(), {1, 1, 0, 0, 2, 2});
   BOOST_TEST(!table.grad().defined());
 
   // create_graph: the dense gradient, with a graph. d/dtable of sum(lookups²): row r gets 2·row r for
   // each time it was looked up.
   Variable t2(whole_numbers({3, 2}), true);
   sum(pow(embedding(t2, ids, {.sparse = true}), 2)).backward({.create_graph = true});
-  BOOST_TEST(!t2.has_sparse_grad());
+  BOOST_TEST(!t2.grad().is_row_sparse());
   BOOST_TEST(t2.grad_variable().grad_fn() != nullptr);
   // rows 0 = [-3, -2], 2 = [1, 2] (whole_numbers): 2·row·count, count 1 for row 0 and 2 for row 2
   expect_equal(t2.grad(), {-6, -4, 0, 0, 4, 8});
@@ -195,17 +236,8 @@ BOOST_AUTO_TEST_CASE(the_fallbacks_give_the_dense_gradient) {
   // A table computed by another op: the gradient reaches the op's output dense, and the leaf's is dense.
   Variable t3(whole_numbers({3, 2}), true);
   sum(embedding(t3 * 2.0, ids, {.sparse = true})).backward();
-  BOOST_TEST(!t3.has_sparse_grad());
+  BOOST_TEST(!t3.grad().is_row_sparse());
   expect_equal(t3.grad(), {2, 2, 0, 0, 4, 4});
-}
-
-BOOST_AUTO_TEST_CASE(only_the_engine_reads_a_row_sparse_value) {
-  const Variable v = Variable::row_sparse(coalesce(ids_of({1}), Tensor::ones({1, 2}, F64), {3, 2}));
-  BOOST_TEST(v.is_row_sparse());
-  BOOST_TEST(!v.data().defined());
-  BOOST_TEST(v.row_sparse_value().rows() == 1);
-  expect_error<ValueError>([] { Variable(Tensor::ones({2}, F64)).row_sparse_value(); },
-                           "row_sparse_value: the Variable's value is not row-sparse");
 }
 
 BOOST_AUTO_TEST_CASE(an_embedding_module_with_sparse_true) {
@@ -216,10 +248,10 @@ BOOST_AUTO_TEST_CASE(an_embedding_module_with_sparse_true) {
   const Variable a = dense_layer.forward(ids), b = sparse_layer.forward(ids);
   BOOST_TEST(a.data().to_vector<float>() == b.data().to_vector<float>());
   sum(b).backward();
-  BOOST_REQUIRE(sparse_layer.weight.has_sparse_grad());
-  expect_equal(sparse_layer.weight.sparse_grad().indices, {1, 3, 7});
+  BOOST_REQUIRE(sparse_layer.weight.grad().is_row_sparse());
+  expect_equal(sparse_layer.weight.grad().row_indices(), {1, 3, 7});
   sparse_layer.zero_grad();
-  BOOST_TEST(!sparse_layer.weight.has_sparse_grad());
+  BOOST_TEST(!sparse_layer.weight.grad().defined());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -215,18 +215,18 @@ BOOST_AUTO_TEST_CASE(row_sparse_gradients_averaged_equal_the_dense_average) {
     distributed::average_gradients({sparse_a, sparse_b});
     distributed::average_gradients({dense_a, dense_b}, {.row_sparse_bytes = 0});
     for (const auto& [sparse, dense] : {std::pair{sparse_a, dense_a}, std::pair{sparse_b, dense_b}}) {
-      BOOST_REQUIRE(sparse.has_sparse_grad());  // also on the rank that had none
-      BOOST_TEST(sparse.sparse_grad().to_dense().to_vector<double>() == dense.grad().to_vector<double>(),
+      BOOST_REQUIRE(sparse.grad().is_row_sparse());  // also on the rank that had none
+      BOOST_TEST(sparse.grad().to_dense().to_vector<double>() == dense.grad().to_vector<double>(),
                  dtype_name(dtype));
     }
     // The union of every rank's rows: 7 and 29 from all, rank r's own r and 10 + 3r.
-    BOOST_TEST(sparse_a.sparse_grad().rows() == 2 + 2 * world);
-    BOOST_TEST(sparse_b.sparse_grad().rows() == world);  // 7, and r from every rank r but the last
+    BOOST_TEST(sparse_a.grad().row_indices().numel() == 2 + 2 * world);
+    BOOST_TEST(sparse_b.grad().row_indices().numel() == world);  // 7, and r from every rank r but the last
     // Row 7, looked up twice on every rank: the mean of the ranks' sums.
     double expected = 0;
     for (int r = 0; r < world; ++r) expected += 2 * 0.25 * (r + 1) + 0.125 * (4 + 12);
     BOOST_TEST(dense_a.grad().at({7, 0}) == expected / world);
-    BOOST_TEST(same_everywhere(fingerprint({Variable(sparse_a.sparse_grad().to_dense())})));
+    BOOST_TEST(same_everywhere(fingerprint({Variable(sparse_a.grad().to_dense())})));
   }
 }
 
@@ -240,7 +240,7 @@ BOOST_AUTO_TEST_CASE(a_gradient_dense_on_one_rank_is_averaged_dense_everywhere) 
     sum(table * 2.0).backward();
   }
   distributed::average_gradients({table});
-  BOOST_TEST(!table.has_sparse_grad());
+  BOOST_TEST(!table.grad().is_row_sparse());
   const double others = 2.0 * (world - 1);
   expect_equal(table.grad(), {others / world, others / world, others / world, others / world, others / world,
                               others / world, others / world, others / world, (others + 1) / world,

@@ -11,9 +11,10 @@ namespace {
 constexpr DType F64 = DType::Float64;
 
 // The row-sparse gradient of a (4, 2) table with rows `rows` set to `values` (K·2 numbers).
-RowSparseGrad rows_of(std::vector<int64_t> rows, std::vector<double> values) {
+Tensor rows_of(std::vector<int64_t> rows, std::vector<double> values) {
   const auto k = static_cast<int64_t>(rows.size());
-  return coalesce(ids_of(rows), Tensor::from_values(std::span<const double>(values), {k, 2}, F64), {4, 2});
+  return coalesce_rows(ids_of(rows), Tensor::from_values(std::span<const double>(values), {k, 2}, F64),
+                       {4, 2});
 }
 
 Variable table_4x2() {
@@ -22,13 +23,13 @@ Variable table_4x2() {
 
 // Three steps that touch rows {0, 2}, then {2, 3}, then {0, 1, 2}; the table after each.
 std::vector<std::vector<double>> three_sparse_steps(const Variable& table, optim::Optimizer& optimizer) {
-  const std::vector<RowSparseGrad> grads = {rows_of({0, 2}, {0.1, -0.2, 0.3, 0.4}),
-                                            rows_of({2, 3}, {-0.5, 0.1, 0.2, 0.05}),
-                                            rows_of({0, 1, 2}, {0.3, 0.3, -0.1, 0.6, 0.2, -0.4})};
+  const std::vector<Tensor> grads = {rows_of({0, 2}, {0.1, -0.2, 0.3, 0.4}),
+                                     rows_of({2, 3}, {-0.5, 0.1, 0.2, 0.05}),
+                                     rows_of({0, 1, 2}, {0.3, 0.3, -0.1, 0.6, 0.2, -0.4})};
   std::vector<std::vector<double>> out;
-  for (const RowSparseGrad& g : grads) {
+  for (const Tensor& g : grads) {
     optimizer.zero_grad();
-    table.set_sparse_grad(g);
+    table.set_grad(g);
     optimizer.step();
     out.push_back(table.data().to_vector());
   }
@@ -156,8 +157,8 @@ BOOST_AUTO_TEST_CASE(sgd_sparse_and_dense_training_give_the_same_weights) {
     sparse_sgd.zero_grad();
     toy_loss(dense_table, batch, projection).backward();
     toy_loss(sparse_table, batch, projection).backward();
-    BOOST_REQUIRE(sparse_table.weight.has_sparse_grad());
-    BOOST_TEST(sparse_table.weight.sparse_grad().rows() <= 11);  // at most rows 1..11: 0 is padding
+    BOOST_REQUIRE(sparse_table.weight.grad().is_row_sparse());
+    BOOST_TEST(sparse_table.weight.grad().row_indices().numel() <= 11);  // at most rows 1..11: 0 is padding
     dense_sgd.step();
     sparse_sgd.step();
     BOOST_TEST(sparse_table.weight.data().to_vector<float>() == dense_table.weight.data().to_vector<float>(),
@@ -170,8 +171,8 @@ BOOST_AUTO_TEST_CASE(clip_grad_norm_over_sparse_gradients_equals_the_dense_compu
   // A sparse table and a dense bias, against the same gradients all dense.
   Variable table = table_4x2(), bias(Tensor::from_values({3, -4}, {2}, F64), true);
   Variable dense_table = table_4x2(), dense_bias(bias.data().clone(), true);
-  const RowSparseGrad g = rows_of({1, 3}, {0.5, -1.5, 2.0, 1.0});
-  table.set_sparse_grad(g);
+  const Tensor g = rows_of({1, 3}, {0.5, -1.5, 2.0, 1.0});
+  table.set_grad(g);
   dense_table.set_grad(g.to_dense());
   bias.set_grad(Tensor::from_values({0.25, 0.5}, {2}, F64));
   dense_bias.set_grad(bias.grad().clone());
@@ -180,18 +181,18 @@ BOOST_AUTO_TEST_CASE(clip_grad_norm_over_sparse_gradients_equals_the_dense_compu
   const double dense_norm = optim::clip_grad_norm({dense_table, dense_bias}, 1.0);
   BOOST_TEST(std::abs(norm - std::sqrt(0.25 + 2.25 + 4 + 1 + 0.0625 + 0.25)) < 1e-15);
   BOOST_TEST(norm == dense_norm);
-  BOOST_REQUIRE(table.has_sparse_grad());  // clipping keeps it row-sparse
-  expect_equal(table.sparse_grad().indices, {1, 3});
-  expect_close(table.sparse_grad().to_dense(), dense_table.grad().to_vector(), 1e-16);
+  BOOST_REQUIRE(table.grad().is_row_sparse());  // clipping keeps it row-sparse
+  expect_equal(table.grad().row_indices(), {1, 3});
+  expect_close(table.grad().to_dense(), dense_table.grad().to_vector(), 1e-16);
   expect_close(bias.grad(), dense_bias.grad().to_vector(), 1e-16);
-  BOOST_TEST(std::abs(table.sparse_grad().values.at({0, 0}) - 0.5 / (norm + 1e-6)) < 1e-16);
+  BOOST_TEST(std::abs(table.grad().row_values().at({0, 0}) - 0.5 / (norm + 1e-6)) < 1e-16);
 }
 
 BOOST_AUTO_TEST_CASE(optimizers_that_would_move_every_row_refuse_a_sparse_gradient) {
   Variable table = table_4x2(), other(Tensor::ones({2}, F64), true);
   const std::vector<double> before = table.data().to_vector();
   auto with_sparse_gradient = [&] {
-    table.set_sparse_grad(rows_of({1}, {1, 1}));
+    table.set_grad(rows_of({1}, {1, 1}));
     other.set_grad(Tensor::ones({2}, F64));
   };
   const std::vector<std::pair<std::string, Variable>> named = {{"bias", other}, {"embed.weight", table}};
@@ -222,16 +223,15 @@ BOOST_AUTO_TEST_CASE(optimizers_that_would_move_every_row_refuse_a_sparse_gradie
   // Nothing moved: the dense parameter comes first, and a refused step refuses before any update.
   BOOST_TEST(table.data().to_vector() == before);
   expect_equal(other.data(), {1, 1});
-  BOOST_TEST(table.has_sparse_grad());  // and the gradient is still row-sparse
+  BOOST_TEST(table.grad().is_row_sparse());  // and the gradient is still row-sparse
 
-  // SparseAdam refuses a dense gradient, including one made dense by asking grad().
+  // SparseAdam refuses a dense gradient.
   optim::SparseAdam sparse_adam(std::vector<std::pair<std::string, Variable>>{{"embed.weight", table}}, {});
-  table.grad();
+  table.set_grad(table.grad().to_dense());
   expect_error<ValueError>(
       [&] { sparse_adam.step(); },
       "SparseAdam: parameter embed.weight has a dense gradient; SparseAdam takes row-sparse "
-      "ones only (an embedding with sparse = true; asking its grad() makes it dense): use "
-      "Adam for it");
+      "ones only (an embedding with sparse = true): use Adam for it");
   BOOST_TEST(table.data().to_vector() == before);
   expect_error<ValueError>([&] { optim::SparseAdam({table}, {.eps = -1}); },
                            "SparseAdam: eps must be in [0.000000, inf], got -1.000000");
@@ -384,8 +384,8 @@ BOOST_AUTO_TEST_CASE(the_training_step_of_the_docs_learns_and_leaves_unseen_rows
     table_optimizer.zero_grad();
     optimizer.zero_grad();
     loss.backward();
-    BOOST_REQUIRE(table.weight.has_sparse_grad());
-    BOOST_TEST(table.weight.sparse_grad().rows() == 8);
+    BOOST_REQUIRE(table.weight.grad().is_row_sparse());
+    BOOST_TEST(table.weight.grad().row_indices().numel() == 8);
     optim::clip_grad_norm(nn::parameters_of({&table, &head}), 1.0);
     table_optimizer.step();
     optimizer.step();
