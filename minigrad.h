@@ -10,6 +10,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/graph.h"
 #include "autograd/graphviz.h"
+#include "autograd/pointwise.h"
 #include "autograd/variable.h"
 #include "nn/nn.h"
 #include "optim/optim.h"

@@ -2,20 +2,11 @@
 
 #include <cmath>
 
+#include "tensor/reduce.h"
+
 namespace minigrad {
 
 namespace {
-
-bool all_finite(const Tensor& t) {
-  if (!is_floating(t.dtype())) return true;
-  bool finite = true;
-  const Tensor c = t.is_row_sparse() ? t.row_values() : t.contiguous();  // the rows absent are zeros
-  dispatch_float(t.dtype(), "anomaly", [&]<typename T>() {
-    const T* p = c.data_ptr<const T>();
-    for (int64_t i = 0; i < c.numel() && finite; ++i) finite = std::isfinite(p[i]);
-  });
-  return finite;
-}
 
 // "log <- add <- matmul": the op that computed a value, then the op that computed its first recorded
 // input, and so on down to the leaves (the path a reader follows back to the cause).

@@ -79,14 +79,6 @@ Variable rdiv(double s, const Variable& x) {
       });
 }
 
-// g·p·x^(p-1), fused.
-Tensor pow_backward(const Tensor& g, const Tensor& x, double exponent) {
-  return zip_float("pow_backward", g, x, [exponent](auto g, auto x) {
-    using T = decltype(x);
-    return g * T(exponent) * std::pow(x, T(exponent - 1));
-  });
-}
-
 Variable pow_backward(const Variable& g, const Variable& x, double exponent) {
   // d/dg = p·x^(p-1): this op again. d/dx = g·p·(p-1)·x^(p-2) = p · pow_backward(g, x, p - 1).
   return record(

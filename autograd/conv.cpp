@@ -7,100 +7,16 @@
 // unfold1d lays every window out as a column, cols (N, C_in·K, L_out), so that each group is one product
 // weight_g (C_out/G, C_in/G·K) · cols_g (C_in/G·K, L_out). Its backward, fold1d, adds each column's
 // gradient back onto the positions it was read from (col2im); the two are each other's adjoints, so
-// derivatives of any order exist. The product, the reshapes and the bias are ordinary ops.
+// derivatives of any order exist (the kernels: tensor/unfold.h). The product, the reshapes and the bias
+// are ordinary ops.
 #include <algorithm>
 #include <string>
 
 #include "autograd/functions.h"
 #include "tensor/ops.h"
+#include "tensor/unfold.h"
 
 namespace minigrad {
-
-int64_t Conv1dGeometry::out_length(int64_t length) const {
-  return (length + pad_left + pad_right - dilation * (kernel - 1) - 1) / stride + 1;
-}
-
-namespace {
-
-void check_geometry(std::string_view op, const Conv1dGeometry& g) {
-  if (g.kernel < 1 || g.stride < 1 || g.dilation < 1 || g.pad_left < 0 || g.pad_right < 0) {
-    throw ValueError(op,
-                     "kernel, stride and dilation must be positive and padding non-negative, got kernel " +
-                         std::to_string(g.kernel) + ", stride " + std::to_string(g.stride) + ", dilation " +
-                         std::to_string(g.dilation) + ", padding " + std::to_string(g.pad_left) + " and " +
-                         std::to_string(g.pad_right));
-  }
-}
-
-// Calls visit(column row r = c·K + k, output position t, input position p) for every window element
-// that falls inside the sequence [0, length).
-template <typename Visit>
-void for_each_window_element(int64_t channels, int64_t length, int64_t out_length, const Conv1dGeometry& g,
-                             Visit visit) {
-  for (int64_t c = 0; c < channels; ++c) {
-    for (int64_t k = 0; k < g.kernel; ++k) {
-      const int64_t r = c * g.kernel + k, shift = k * g.dilation - g.pad_left;
-      for (int64_t t = 0; t < out_length; ++t) {
-        const int64_t p = t * g.stride + shift;
-        if (p >= 0 && p < length) visit(r, t, c, p);
-      }
-    }
-  }
-}
-
-}  // namespace
-
-Tensor unfold1d(const Tensor& x, const Conv1dGeometry& g) {
-  check_geometry("unfold1d", g);
-  if (x.rank() != 3) throw ShapeError("unfold1d", "expects (N, C, L), got " + x.shape().str());
-  const Tensor xc = x.contiguous();
-  const int64_t n = x.shape()[0], c = x.shape()[1], l = x.shape()[2], lo = g.out_length(l);
-  Tensor cols = Tensor::zeros({n, c * g.kernel, std::max<int64_t>(lo, 0)}, x.dtype());
-  if (lo <= 0) return cols;
-  dispatch_float(x.dtype(), "unfold1d", [&]<typename T>() {
-    const T* px = xc.data_ptr<const T>();
-    T* pc = cols.data_ptr<T>();
-    parallel_for(n, c * g.kernel * lo, [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) {
-        const T* xb = px + b * c * l;        // (C, L)
-        T* cb = pc + b * c * g.kernel * lo;  // (C·K, L_out)
-        for_each_window_element(c, l, lo, g, [&](int64_t r, int64_t t, int64_t ch, int64_t p) {
-          cb[r * lo + t] = xb[ch * l + p];
-        });
-      }
-    });
-  });
-  return cols;
-}
-
-Tensor fold1d(const Tensor& cols, int64_t length, const Conv1dGeometry& g) {
-  check_geometry("fold1d", g);
-  if (cols.rank() != 3 || cols.shape()[1] % g.kernel != 0) {
-    throw ShapeError("fold1d",
-                     "expects (N, C·" + std::to_string(g.kernel) + ", L_out), got " + cols.shape().str());
-  }
-  const Tensor cc = cols.contiguous();
-  const int64_t n = cols.shape()[0], c = cols.shape()[1] / g.kernel, lo = cols.shape()[2];
-  if (lo != std::max<int64_t>(g.out_length(length), 0)) {
-    throw ShapeError("fold1d", "columns of shape " + cols.shape().str() +
-                                   " do not fit a sequence of length " + std::to_string(length));
-  }
-  Tensor x = Tensor::zeros({n, c, length}, cols.dtype());
-  dispatch_float(cols.dtype(), "fold1d", [&]<typename T>() {
-    const T* pc = cc.data_ptr<const T>();
-    T* px = x.data_ptr<T>();
-    parallel_for(n, c * g.kernel * lo, [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) {
-        const T* cb = pc + b * c * g.kernel * lo;
-        T* xb = px + b * c * length;
-        for_each_window_element(c, length, lo, g, [&](int64_t r, int64_t t, int64_t ch, int64_t p) {
-          xb[ch * length + p] += cb[r * lo + t];
-        });
-      }
-    });
-  });
-  return x;
-}
 
 Variable unfold1d(const Variable& x, const Conv1dGeometry& g) {
   // Linear in x; its adjoint is fold1d.

@@ -6,10 +6,6 @@
 
 namespace minigrad {
 
-Tensor dropout_with_seed(const Tensor& x, double p, uint64_t seed) {
-  return dropout(x, p, seed);
-}
-
 Variable dropout(const Variable& x, double p, bool training, Generator* generator) {
   if (!(p >= 0 && p <= 1)) throw ValueError("dropout", "p must be in [0, 1], got " + std::to_string(p));
   if (!x.defined()) throw ValueError("dropout", "the Variable is undefined");

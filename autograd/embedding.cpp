@@ -8,17 +8,6 @@
 
 namespace minigrad {
 
-// The weight's gradient: row r is the sum of the gradients g (ids.shape + [D]) of the positions that
-// looked row r up (a scatter-add). The padding row stays a constant (zero) vector: it must not learn
-// from the positions it pads.
-Tensor embedding_backward(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t padding_idx) {
-  const int64_t dim = g.shape().back();
-  Tensor gw = Tensor::zeros({vocab, dim}, g.dtype());
-  index_add_(gw, 0, ids.reshape({-1}), g.reshape({-1, dim}));
-  if (padding_idx >= 0 && padding_idx < vocab) gw.select(0, padding_idx).zero_();
-  return gw;
-}
-
 Variable embedding_backward(const Variable& g, const Tensor& ids, int64_t vocab, int64_t padding_idx) {
   // Linear in g, so its gradient picks rows again: an embedding lookup of the upstream gradient, with
   // the padding row (a constant) zeroed.

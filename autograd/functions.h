@@ -17,9 +17,10 @@
 // Broadcasting follows NumPy; the gradient of a broadcast input is summed back to its shape (sum_to).
 // Every op checks its operands and throws an exception naming itself and the shapes involved.
 //
-// The backward ops at the end are what the ops' backward functions call where a fused kernel pays:
-// each has a Tensor overload (the kernel) and a Variable overload (an op with a derivative of its own,
-// so that gradients of gradients work), as PyTorch's tanh_backward and friends do.
+// The backward ops at the end are what the ops' backward functions call where a fused kernel pays: each
+// is an op with a derivative of its own (so that gradients of gradients work) over a kernel in tensor/,
+// as PyTorch's tanh_backward and friends are. Every kernel, forward or backward, lives in tensor/;
+// this folder holds the ops' record() calls and their backwards (tests/layers/check_kernel_homes.py).
 #pragma once
 
 #include <array>
@@ -28,6 +29,8 @@
 #include "autograd/grad.h"
 #include "autograd/graph.h"
 #include "tensor/attention.h"
+#include "tensor/loss.h"
+#include "tensor/unfold.h"
 
 namespace minigrad {
 
@@ -138,17 +141,9 @@ struct Conv1dFuncOptions {  // the function's options; nn::Conv1dOptions are the
 Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias,
                 const Conv1dFuncOptions& options = {});
 
-// The windows a convolution reads: column t of channel c, offset k is x[c, t·stride + k·dilation -
-// pad_left], 0 outside the sequence.
-struct Conv1dGeometry {
-  int64_t kernel = 1, stride = 1, dilation = 1, pad_left = 0, pad_right = 0;
-  int64_t out_length(int64_t length) const;
-};
-// im2col: x (N, C, L) -> cols (N, C·K, L_out), row c·K + k holding offset k of channel c's windows.
-Tensor unfold1d(const Tensor& x, const Conv1dGeometry& geometry);
+// im2col, x (N, C, L) -> cols (N, C·K, L_out), and its adjoint col2im, cols -> (N, C, length): the
+// windows a convolution reads (Conv1dGeometry and the kernels: tensor/unfold.h).
 Variable unfold1d(const Variable& x, const Conv1dGeometry& geometry);
-// Its adjoint (col2im): each column entry added back onto the position it was read from -> (N, C, length).
-Tensor fold1d(const Tensor& cols, int64_t length, const Conv1dGeometry& geometry);
 Variable fold1d(const Variable& cols, int64_t length, const Conv1dGeometry& geometry);
 
 // ---- pooling over time, x (N, C, L) ----
@@ -183,18 +178,11 @@ Variable dropout(const Variable& x, double p, bool training, Generator* generato
 // The same with the mask given by a seed (counter-based bits, tensor/random.h): the same seed drops the
 // same elements.
 Variable dropout_with_seed(const Variable& x, double p, uint64_t seed);
-Tensor dropout_with_seed(const Tensor& x, double p, uint64_t seed);
 // Normalizes over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias, with the biased
 // variance. weight and bias have shape [D] (the last dimension), or are both undefined for no affine.
 Variable layer_norm(const Variable& x, const Variable& weight, const Variable& bias, double eps = 1e-5);
 
-struct CrossEntropyOptions {
-  // Targets equal to this are left out of the loss and of the mean's count, as PyTorch's ignore_index.
-  int64_t ignore_index = -100;
-  // In [0, 1]: the target of each row becomes (1 - label_smoothing)·onehot + label_smoothing/C, as
-  // PyTorch's label_smoothing (Szegedy et al., 2016), so the loss no longer rewards ever-larger margins.
-  double label_smoothing = 0;
-};
+// CrossEntropyOptions: tensor/loss.h.
 // Mean negative log-likelihood of int64 class targets [N] under logits [N, C] (or the cross-entropy with
 // the smoothed targets); a fused log-softmax and NLL that stays finite for any finite logits. If every
 // target is ignored the loss is 0 (PyTorch: NaN).
@@ -216,51 +204,28 @@ Tensor lt(const Variable& a, double s);
 //   double acc = accuracy(model.forward(x), y);  // instead of mean(eq(argmax(out.data(), 1), y)...)
 double accuracy(const Variable& logits, const Tensor& labels);
 
-// ---- backward ops: each an op's gradient, g being the gradient of the op's output ----
+// ---- backward ops: each an op's gradient, g being the gradient of the op's output; a named op with a
+// derivative of its own, over its kernel in tensor/ ----
 // relu: g where x > 0, else 0 (x enters only through its sign, a constant).
-Tensor relu_backward(const Tensor& g, const Tensor& x);
 Variable relu_backward(const Variable& g, const Tensor& x);
-// tanh: g·(1 - y²), from the output y.
-Tensor tanh_backward(const Tensor& g, const Tensor& y);
-Variable tanh_backward(const Variable& g, const Variable& y);
-// sigmoid: g·y·(1 - y), from the output y.
-Tensor sigmoid_backward(const Tensor& g, const Tensor& y);
-Variable sigmoid_backward(const Variable& g, const Variable& y);
-// sqrt: g / (2y), from the output y.
-Tensor sqrt_backward(const Tensor& g, const Tensor& y);
-Variable sqrt_backward(const Variable& g, const Variable& y);
 // gelu: g·(Φ(x) + x·φ(x)).
-Tensor gelu_backward(const Tensor& g, const Tensor& x);
 Variable gelu_backward(const Variable& g, const Variable& x);
 // pow: g·p·x^(p-1).
-Tensor pow_backward(const Tensor& g, const Tensor& x, double exponent);
 Variable pow_backward(const Variable& g, const Variable& x, double exponent);
 // softmax along dim: y·(g - Σ g·y), from the output y.
-Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t dim);
 Variable softmax_backward(const Variable& g, const Variable& y, int64_t dim);
 // log_softmax along dim: g - exp(z)·Σg, from the output z.
-Tensor log_softmax_backward(const Tensor& g, const Tensor& z, int64_t dim);
 Variable log_softmax_backward(const Variable& g, const Variable& z, int64_t dim);
 // max along dim: g routed to the positions of the maxima (indices: argmax with keepdim), 0 elsewhere;
 // the input's shape is `from`.
-Tensor max_backward(const Tensor& g, const Tensor& indices, const Shape& from, int64_t dim);
 Variable max_backward(const Variable& g, const Tensor& indices, const Shape& from, int64_t dim);
 // embedding: the table's gradient [V, D], each row the sum of g's rows that looked it up (a scatter-add).
-Tensor embedding_backward(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t padding_idx);
 Variable embedding_backward(const Variable& g, const Tensor& ids, int64_t vocab, int64_t padding_idx);
-// cross_entropy: (softmax(logits) - smoothed targets)·g/count on counted rows, from each row's logsumexp.
-Tensor cross_entropy_backward(const Tensor& g, const Tensor& logits, const Tensor& lse, const Tensor& targets,
-                              const CrossEntropyOptions& options);
+// cross_entropy: (softmax(logits) - smoothed targets)·g/count on counted rows (tensor/loss.h).
 Variable cross_entropy_backward(const Variable& g, const Variable& logits, const Tensor& lse,
                                 const Tensor& targets, const CrossEntropyOptions& options);
-// layer_norm: the gradients of x, weight and bias from the forward's per-row mean and rstd, in one pass
-// (weight undefined: no affine). `needs` says which to compute.
-struct LayerNormGradients {
-  Tensor input, weight, bias;  // undefined where not asked for
-};
-LayerNormGradients layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight,
-                                       const Tensor& mean, const Tensor& rstd, std::array<bool, 3> needs);
-// The same on Variables: the fused kernel when nothing records; when the gradient is recorded
+// layer_norm: the gradients of x, weight and bias from the forward's per-row mean and rstd: the fused
+// kernel (tensor/layer_norm.h) when nothing records; when the gradient is recorded
 // (create_graph), the same formulas composed from differentiable ops, which a three-output kernel cannot
 // be in a graph of one-output nodes.
 VariableGrads layer_norm_backward(const Variable& g, const Variable& x, const Variable& weight,

@@ -10,20 +10,6 @@ namespace minigrad {
 
 namespace {
 
-// Storage offsets of a tensor's elements, in row-major order of its logical index.
-std::vector<int64_t> element_offsets(const Tensor& t) {
-  std::vector<int64_t> offsets;
-  offsets.reserve(static_cast<size_t>(t.numel()));
-  Shape index = Shape::filled(t.rank(), 0);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    int64_t offset = t.offset();
-    for (int d = 0; d < t.rank(); ++d) offset += index[d] * t.strides()[d];
-    offsets.push_back(offset);
-    for (int d = t.rank() - 1; d >= 0 && ++index[d] == t.shape()[d]; --d) index[d] = 0;
-  }
-  return offsets;
-}
-
 // "[2,0]": the multi-index of row-major element i of `shape`.
 std::string index_string(const Shape& shape, int64_t i) {
   Shape index = Shape::filled(shape.rank(), 0);

@@ -22,24 +22,6 @@ Variable spread(const Variable& g, const Shape& kept, const Shape& from) {
 
 }  // namespace
 
-// Each output gradient routed to the position its maximum came from (indices: argmax with keepdim),
-// zero elsewhere: a tensor of the input's shape `from`.
-Tensor max_backward(const Tensor& g, const Tensor& indices, const Shape& from, int64_t dim) {
-  const int d = normalize_dim("max_backward", dim, from.rank());
-  Tensor gx = Tensor::zeros(from, g.dtype());
-  const Tensor gk = g.reshape(indices.shape()).contiguous();
-  const auto [outer, n, inner] = split_around(from, d);
-  const int64_t* idx = indices.data_ptr<const int64_t>();
-  dispatch_float(g.dtype(), "max_backward", [&]<typename T>() {
-    const T* pg = gk.data_ptr<const T>();
-    T* px = gx.data_ptr<T>();
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) px[(o * n + idx[o * inner + i]) * inner + i] = pg[o * inner + i];
-    }
-  });
-  return gx;
-}
-
 Variable max_backward(const Variable& g, const Tensor& indices, const Shape& from, int64_t dim) {
   // Linear in g; its gradient picks each output's share back out of gg at the same positions: the sum
   // over `dim` of gg times the one-hot mask of the maxima.

@@ -44,14 +44,6 @@ Variable sum_to(const Variable& x, const Shape& shape) {
 
 namespace {
 
-// The gradient of a slice: zeros of the input's shape with `g` written into the sliced part. An op of its
-// own, linear in g, whose gradient is the same slice again.
-Tensor slice_backward(const Tensor& g, const Shape& from, int64_t dim, int64_t start, int64_t end,
-                      int64_t step) {
-  Tensor gx = Tensor::zeros(from, g.dtype());
-  gx.slice(dim, start, end, step).copy_(g);
-  return gx;
-}
 Variable slice_backward(const Variable& g, const Shape& from, int64_t dim, int64_t start, int64_t end,
                         int64_t step) {
   return record("slice_backward", slice_backward(g.data(), from, dim, start, end, step), {g},

@@ -11,39 +11,7 @@
 
 namespace minigrad {
 
-namespace {
-
-// out = row_fn(y, g) applied to each row along `dim`. The row dimension is moved last (a copy only when
-// it is not last already) so that the kernel sees contiguous rows.
-template <typename RowFn>
-Tensor rowwise(std::string_view op, const Tensor& y, const Tensor& g, int dim, RowFn row_fn) {
-  const Tensor yr = y.transpose(dim, -1).contiguous();
-  const Tensor gr = g.transpose(dim, -1).contiguous();
-  Tensor out = Tensor::empty(yr.shape(), y.dtype());
-  const int64_t n = yr.shape().back(), rows = n == 0 ? 0 : yr.numel() / n;
-  dispatch_float(y.dtype(), op, [&]<typename T>() {
-    const T* py = yr.data_ptr<const T>();
-    const T* pg = gr.data_ptr<const T>();
-    T* po = out.data_ptr<T>();
-    parallel_for(rows, n, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) row_fn(py + r * n, pg + r * n, po + r * n, n);
-    });
-  });
-  return out.transpose(dim, -1);
-}
-
-}  // namespace
-
 // ---- softmax: dx = y·(g - Σ g·y) ----
-
-Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t dim) {
-  return rowwise("softmax_backward", y, g, normalize_dim("softmax_backward", dim, y.rank()),
-                 []<typename T>(const T* y, const T* g, T* dx, int64_t n) {
-                   T dot = 0;
-                   for (int64_t i = 0; i < n; ++i) dot += g[i] * y[i];
-                   for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (g[i] - dot);
-                 });
-}
 
 Variable softmax_backward(const Variable& g, const Variable& y, int64_t dim) {
   // The map g -> dx is the symmetric Jacobian diag(y) - y·yᵀ, so d/dg is this op again.
@@ -73,15 +41,6 @@ Variable softmax(const Variable& x, int64_t dim) {
 }
 
 // ---- log-softmax: dx = g - exp(z)·Σg ----
-
-Tensor log_softmax_backward(const Tensor& g, const Tensor& z, int64_t dim) {
-  return rowwise("log_softmax_backward", z, g, normalize_dim("log_softmax_backward", dim, z.rank()),
-                 []<typename T>(const T* z, const T* g, T* dx, int64_t n) {
-                   T total = 0;
-                   for (int64_t i = 0; i < n; ++i) total += g[i];
-                   for (int64_t i = 0; i < n; ++i) dx[i] = g[i] - fast_exp_nonpositive(z[i]) * total;
-                 });
-}
 
 Variable log_softmax_backward(const Variable& g, const Variable& z, int64_t dim) {
   // With e = exp(z), for Σ_j gg_j·dx_j: d/dg_k = gg_k - Σ gg·e, and d/dz_k = -gg_k·e_k·Σg.

@@ -126,6 +126,12 @@ Tensor neg(const Tensor& x) {
 Tensor abs(const Tensor& x) {
   return map_float("abs", x, [](auto v) { return std::abs(v); });
 }
+Tensor sign(const Tensor& x) {
+  return map_float("sign", x, [](auto v) {
+    using T = decltype(v);
+    return v > 0 ? T(1) : (v < 0 ? T(-1) : T(0));
+  });
+}
 Tensor exp(const Tensor& x) {
   return map_float("exp", x, [](auto v) { return fast_exp(v); });
 }
@@ -258,6 +264,34 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
                [v](T a, bool m) { return m ? v : a; });
   });
   return out;
+}
+
+// g·p·x^(p-1), fused.
+Tensor pow_backward(const Tensor& g, const Tensor& x, double exponent) {
+  return zip_float("pow_backward", g, x, [exponent](auto g, auto x) {
+    using T = decltype(x);
+    return g * T(exponent) * std::pow(x, T(exponent - 1));
+  });
+}
+
+// PyTorch's threshold_backward: 0 where x <= 0, else g. At x = NaN the comparison is false and g passes,
+// so a NaN input keeps its upstream gradient, as in PyTorch, rather than a silent 0.
+Tensor relu_backward(const Tensor& g, const Tensor& x) {
+  return zip_float("relu_backward", g, x, [](auto g, auto x) { return x <= 0 ? decltype(g)(0) : g; });
+}
+
+namespace {
+
+template <typename T>
+T gelu_slope(T x) {
+  const T cdf = T(0.5) * (1 + std::erf(x * T(std::numbers::sqrt2 / 2)));
+  return cdf + x * std::exp(T(-0.5) * x * x) * T(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+}
+
+}  // namespace
+
+Tensor gelu_backward(const Tensor& g, const Tensor& x) {
+  return zip_float("gelu_backward", g, x, [](auto g, auto x) { return g * gelu_slope(x); });
 }
 
 }  // namespace minigrad

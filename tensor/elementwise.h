@@ -32,6 +32,8 @@ Tensor pow(const Tensor& x, double exponent);
 // ---- one tensor ----
 Tensor neg(const Tensor& x);
 Tensor abs(const Tensor& x);
+// 1 where x > 0, -1 where x < 0, 0 at ±0 and, as PyTorch 1.13's torch.sign, at NaN.
+Tensor sign(const Tensor& x);
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
@@ -109,5 +111,13 @@ inline Tensor operator/(double s, const Tensor& x) {
 inline Tensor operator-(const Tensor& x) {
   return neg(x);
 }
+
+// ---- backward kernels: each an op's gradient, g the gradient of the op's output ----
+// relu: g where x > 0, else 0 (x enters only through its sign, a constant).
+Tensor relu_backward(const Tensor& g, const Tensor& x);
+// gelu: g·(Φ(x) + x·φ(x)).
+Tensor gelu_backward(const Tensor& g, const Tensor& x);
+// pow: g·p·x^(p-1).
+Tensor pow_backward(const Tensor& g, const Tensor& x, double exponent);
 
 }  // namespace minigrad

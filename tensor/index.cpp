@@ -97,4 +97,24 @@ void index_add_(const Tensor& out, int64_t dim, const Tensor& index, const Tenso
   out.bump_version();
 }
 
+// The weight's gradient: row r is the sum of the gradients g (ids.shape + [D]) of the positions that
+// looked row r up (a scatter-add). The padding row stays a constant (zero) vector: it must not learn
+// from the positions it pads.
+Tensor embedding_backward(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t padding_idx) {
+  const int64_t dim = g.shape().back();
+  Tensor gw = Tensor::zeros({vocab, dim}, g.dtype());
+  index_add_(gw, 0, ids.reshape({-1}), g.reshape({-1, dim}));
+  if (padding_idx >= 0 && padding_idx < vocab) gw.select(0, padding_idx).zero_();
+  return gw;
+}
+
+// The gradient of a slice: zeros of the input's shape with `g` written into the sliced part. An op of its
+// own, linear in g, whose gradient is the same slice again.
+Tensor slice_backward(const Tensor& g, const Shape& from, int64_t dim, int64_t start, int64_t end,
+                      int64_t step) {
+  Tensor gx = Tensor::zeros(from, g.dtype());
+  gx.slice(dim, start, end, step).copy_(g);
+  return gx;
+}
+
 }  // namespace minigrad

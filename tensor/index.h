@@ -19,4 +19,11 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 // zeroed, which a copy would only write twice. x must be contiguous.
 void index_add_(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
 
+// ---- backward kernels: each an op's gradient, g the gradient of the op's output ----
+// embedding: the table's gradient [V, D], each row the sum of g's rows that looked it up (a scatter-add).
+Tensor embedding_backward(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t padding_idx);
+// slice: zeros of the input's shape `from` with g written into the part slice(dim, start, end, step) took.
+Tensor slice_backward(const Tensor& g, const Shape& from, int64_t dim, int64_t start, int64_t end,
+                      int64_t step);
+
 }  // namespace minigrad

@@ -5,10 +5,10 @@
 // and [N, D] + [D] becomes N runs of D. for_each_run then hands the kernel one run at a time, spread over
 // the threads, and the kernel's inner loop is a plain pointer loop with no shape arithmetic in it.
 //
-// map_float and zip_float package this for the common case and are what the autograd layer uses to write
-// a fused backward next to its forward:
+// map_float and zip_float package this for the common case; mul_map is the fused backward of an
+// elementwise op whose derivative is a formula (autograd/pointwise.h):
 //
-//   Tensor dx = zip_float("tanh_backward", grad, y, [](auto g, auto y) { return g * (1 - y * y); });
+//   Tensor dx = mul_map("tanh_backward", grad, y, [](auto y) { return 1 - y * y; });  // g·(1 - y²)
 #pragma once
 
 #include <array>
@@ -212,6 +212,13 @@ Tensor zip_float(std::string_view op, const Tensor& a, const Tensor& b, F f) {
     run_binary(plan, po, pa, pb, typed);
     return out;
   });
+}
+
+// out[i] = g[i]·f(v[i]), in one pass: the kernel of a backward whose derivative is a formula f of one
+// tensor v, the op's input or output (autograd/pointwise.h). f is generic: f(auto v).
+template <typename F>
+Tensor mul_map(std::string_view op, const Tensor& g, const Tensor& v, F f) {
+  return zip_float(op, g, v, [&f](auto g, auto v) { return g * f(v); });
 }
 
 }  // namespace minigrad

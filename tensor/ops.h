@@ -5,6 +5,8 @@
 #include "tensor/data.h"
 #include "tensor/elementwise.h"
 #include "tensor/index.h"
+#include "tensor/layer_norm.h"
+#include "tensor/loss.h"
 #include "tensor/map.h"
 #include "tensor/matmul.h"
 #include "tensor/random.h"
@@ -13,3 +15,4 @@
 #include "tensor/softmax.h"
 #include "tensor/tensor.h"
 #include "tensor/threads.h"
+#include "tensor/unfold.h"

@@ -202,4 +202,33 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
   return sum(x, dims, true).reshape(shape);
 }
 
+// Each output gradient routed to the position its maximum came from (indices: argmax with keepdim),
+// zero elsewhere: a tensor of the input's shape `from`.
+Tensor max_backward(const Tensor& g, const Tensor& indices, const Shape& from, int64_t dim) {
+  const int d = normalize_dim("max_backward", dim, from.rank());
+  Tensor gx = Tensor::zeros(from, g.dtype());
+  const Tensor gk = g.reshape(indices.shape()).contiguous();
+  const auto [outer, n, inner] = split_around(from, d);
+  const int64_t* idx = indices.data_ptr<const int64_t>();
+  dispatch_float(g.dtype(), "max_backward", [&]<typename T>() {
+    const T* pg = gk.data_ptr<const T>();
+    T* px = gx.data_ptr<T>();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) px[(o * n + idx[o * inner + i]) * inner + i] = pg[o * inner + i];
+    }
+  });
+  return gx;
+}
+
+bool all_finite(const Tensor& t) {
+  if (!is_floating(t.dtype())) return true;
+  bool finite = true;
+  const Tensor c = t.is_row_sparse() ? t.row_values() : t.contiguous();  // the rows absent are zeros
+  dispatch_float(t.dtype(), "all_finite", [&]<typename T>() {
+    const T* p = c.data_ptr<const T>();
+    for (int64_t i = 0; i < c.numel() && finite; ++i) finite = std::isfinite(p[i]);
+  });
+  return finite;
+}
+
 }  // namespace minigrad

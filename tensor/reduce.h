@@ -27,4 +27,13 @@ Tensor argmax(const Tensor& x);
 // broadcasting op's backward uses. x's shape must be a broadcast of `shape`.
 Tensor sum_to(const Tensor& x, const Shape& shape);
 
+// Whether every element is finite (no NaN, no infinity); int64 and bool tensors always are, and a
+// row-sparse tensor is when its rows are.
+bool all_finite(const Tensor& t);
+
+// ---- backward kernels: each an op's gradient, g the gradient of the op's output ----
+// max along dim: g routed to the positions of the maxima (indices: argmax with keepdim), 0 elsewhere;
+// the input's shape is `from`.
+Tensor max_backward(const Tensor& g, const Tensor& indices, const Shape& from, int64_t dim);
+
 }  // namespace minigrad

@@ -19,4 +19,10 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 void softmax_row_in_place(float* row, int64_t n);
 void softmax_row_in_place(double* row, int64_t n);
 
+// ---- backward kernels: each an op's gradient, g the gradient of the op's output ----
+// softmax along dim: y·(g - Σ g·y), from the output y.
+Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t dim);
+// log_softmax along dim: g - exp(z)·Σg, from the output z.
+Tensor log_softmax_backward(const Tensor& g, const Tensor& z, int64_t dim);
+
 }  // namespace minigrad

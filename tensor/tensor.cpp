@@ -44,18 +44,12 @@ std::string conversion_hint(std::initializer_list<DType> have, std::optional<DTy
   return std::string("; convert with .to(DType::") + spelled + ")";
 }
 
-void Tensor::check_defined(std::string_view op) const {
-  check_dense(op, *this);
-}
-
-void check_dense(std::string_view op, const Tensor& t) {
+void throw_not_dense(std::string_view op, const Tensor& t) {
   if (!t.defined())
     throw ValueError(op, "the tensor is undefined (default-constructed, or a missing gradient)");
-  if (t.is_row_sparse()) {
-    throw ValueError(op,
-                     "the tensor is row-sparse (a sparse embedding's gradient) and has no dense buffer; "
-                     "call to_dense() first");
-  }
+  throw ValueError(op,
+                   "the tensor is row-sparse (a sparse embedding's gradient) and has no dense buffer; "
+                   "call to_dense() first");
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
@@ -571,6 +565,20 @@ Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) {
     at += t.shape()[d];
   }
   return out;
+}
+
+// Storage offsets of a tensor's elements, in row-major order of its logical index.
+std::vector<int64_t> element_offsets(const Tensor& t) {
+  std::vector<int64_t> offsets;
+  offsets.reserve(static_cast<size_t>(t.numel()));
+  Shape index = Shape::filled(t.rank(), 0);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    int64_t offset = t.offset();
+    for (int d = 0; d < t.rank(); ++d) offset += index[d] * t.strides()[d];
+    offsets.push_back(offset);
+    for (int d = t.rank() - 1; d >= 0 && ++index[d] == t.shape()[d]; --d) index[d] = 0;
+  }
+  return offsets;
 }
 
 }  // namespace minigrad

@@ -30,6 +30,8 @@
 namespace minigrad {
 
 struct RowSparse;  // tensor/row_sparse.h
+class Tensor;
+[[noreturn]] void throw_not_dense(std::string_view op, const Tensor& t);
 
 class Tensor {
  public:
@@ -158,7 +160,11 @@ class Tensor {
          DType dtype);
   // A view of the same storage with other metadata.
   Tensor with_layout(const Shape& shape, const Shape& strides, int64_t offset) const;
-  void check_defined(std::string_view op) const;
+  // Throws, naming `op`, unless this tensor is defined and dense (check_dense).
+  void check_defined(std::string_view op) const {
+    if (!storage_) [[unlikely]]
+      throw_not_dense(op, *this);
+  }
 
   std::shared_ptr<Storage> storage_;
   std::shared_ptr<const RowSparse> sparse_;  // set for the row-sparse layout, which has no storage_
@@ -179,7 +185,10 @@ inline std::string describe(const Shape& shape, DType dtype) {
 
 // Throws, naming `op`, unless `t` is defined and dense: a kernel's first check of an operand, so that a
 // row-sparse gradient handed to a dense kernel is told to call to_dense().
-void check_dense(std::string_view op, const Tensor& t);
+inline void check_dense(std::string_view op, const Tensor& t) {
+  if (!t.defined() || t.is_row_sparse()) [[unlikely]]
+    throw_not_dense(op, t);
+}
 // Throws DTypeError "OP: WHAT must be EXPECTED, got ACTUAL" unless `t` has dtype `expected`; `what`
 // names the operand ("the mask", "the token ids").
 void check_dtype(std::string_view op, std::string_view what, const Tensor& t, DType expected);
@@ -204,6 +213,10 @@ inline Tensor expand(const Tensor& x, const Shape& shape) {
 inline Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1) {
   return x.slice(dim, start, end, step);
 }
+
+// The storage offsets of t's elements, in row-major order of their logical index (what gradcheck
+// perturbs one by one).
+std::vector<int64_t> element_offsets(const Tensor& t);
 
 // Joins tensors along `dim`; every other dimension must agree.
 Tensor concat(const std::vector<Tensor>& tensors, int64_t dim);

@@ -1,0 +1,125 @@
+#include "tensor/layer_norm.h"
+
+#include <cmath>
+#include <vector>
+
+#include "tensor/map.h"
+#include "tensor/threads.h"
+
+namespace minigrad {
+
+namespace {
+
+template <typename T>
+void layer_norm_rows(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out, int64_t rows,
+                     int64_t d, double eps) {
+  parallel_for(rows, d, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T* xr = x + r * d;  // (D)
+      T* yr = y + r * d;
+      T total = 0;
+#pragma omp simd reduction(+ : total)
+      for (int64_t i = 0; i < d; ++i) total += xr[i];
+      const T mean = total / T(d);
+      T squares = 0;
+#pragma omp simd reduction(+ : squares)
+      for (int64_t i = 0; i < d; ++i) squares += (xr[i] - mean) * (xr[i] - mean);
+      const T rstd = T(1) / std::sqrt(squares / T(d) + T(eps));
+      if (w) {
+        for (int64_t i = 0; i < d; ++i) yr[i] = (xr[i] - mean) * rstd * w[i] + b[i];
+      } else {
+        for (int64_t i = 0; i < d; ++i) yr[i] = (xr[i] - mean) * rstd;
+      }
+      mean_out[r] = mean;
+      rstd_out[r] = rstd;
+    }
+  });
+}
+
+template <typename T>
+void layer_norm_backward_rows(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, T* dw,
+                              T* db, int64_t rows, int64_t d) {
+  if (dx) {
+    parallel_for(rows, d, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const T* gr = g + r * d;
+        const T* xr = x + r * d;
+        T* dxr = dx + r * d;
+        // mean(ĝ) and mean(ĝ·x̂) over the row
+        T mean_g = 0, mean_gx = 0;
+        for (int64_t i = 0; i < d; ++i) {
+          const T xhat = (xr[i] - mean[r]) * rstd[r];
+          const T ghat = w ? gr[i] * w[i] : gr[i];
+          mean_g += ghat;
+          mean_gx += ghat * xhat;
+        }
+        mean_g /= T(d);
+        mean_gx /= T(d);
+        for (int64_t i = 0; i < d; ++i) {
+          const T xhat = (xr[i] - mean[r]) * rstd[r];
+          const T ghat = w ? gr[i] * w[i] : gr[i];
+          dxr[i] = rstd[r] * (ghat - mean_g - xhat * mean_gx);
+        }
+      }
+    });
+  }
+  if (dw || db) {
+    // Column sums over all rows; threads take disjoint columns, so no two write the same sum.
+    parallel_for(d, rows, [&](int64_t begin, int64_t end) {
+      std::vector<double> sum_w(end - begin, 0.0), sum_b(end - begin, 0.0);
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* gr = g + r * d;
+        const T* xr = x + r * d;
+        for (int64_t i = begin; i < end; ++i) {
+          sum_w[i - begin] += gr[i] * (xr[i] - mean[r]) * rstd[r];
+          sum_b[i - begin] += gr[i];
+        }
+      }
+      for (int64_t i = begin; i < end; ++i) {
+        if (dw) dw[i] = T(sum_w[i - begin]);
+        if (db) db[i] = T(sum_b[i - begin]);
+      }
+    });
+  }
+}
+
+}  // namespace
+
+LayerNormForward layer_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  const bool affine = weight.defined();
+  const int64_t d = x.shape().back();
+  const Tensor xc = x.contiguous();  // [rows, D]
+  const Tensor w = affine ? weight.contiguous() : Tensor();
+  const Tensor b = affine ? bias.contiguous() : Tensor();
+  const int64_t rows = d == 0 ? 0 : xc.numel() / d;
+  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  Tensor mean = Tensor::empty({rows}, x.dtype()), rstd = Tensor::empty({rows}, x.dtype());
+  dispatch_float(x.dtype(), "layer_norm", [&]<typename T>() {
+    layer_norm_rows(xc.data_ptr<const T>(), affine ? w.data_ptr<const T>() : nullptr,
+                    affine ? b.data_ptr<const T>() : nullptr, y.data_ptr<T>(), mean.data_ptr<T>(),
+                    rstd.data_ptr<T>(), rows, d, eps);
+  });
+
+  return {y, mean, rstd};
+}
+
+LayerNormGradients layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight,
+                                       const Tensor& mean, const Tensor& rstd, std::array<bool, 3> needs) {
+  const Tensor gc = g.contiguous(), xc = x.contiguous();  // [rows, D]
+  const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  const int64_t d = xc.shape().back(), rows = d == 0 ? 0 : xc.numel() / d;
+  LayerNormGradients grads;
+  if (needs[0]) grads.input = Tensor::empty(xc.shape(), xc.dtype());
+  if (needs[1]) grads.weight = Tensor::empty({d}, xc.dtype());
+  if (needs[2]) grads.bias = Tensor::empty({d}, xc.dtype());
+  dispatch_float(xc.dtype(), "layer_norm_backward", [&]<typename T>() {
+    auto out = [](const Tensor& t) { return t.defined() ? t.data_ptr<T>() : nullptr; };
+    layer_norm_backward_rows(gc.data_ptr<const T>(), xc.data_ptr<const T>(),
+                             w.defined() ? w.data_ptr<const T>() : nullptr, mean.data_ptr<const T>(),
+                             rstd.data_ptr<const T>(), out(grads.input), out(grads.weight), out(grads.bias),
+                             rows, d);
+  });
+  return grads;
+}
+
+}  // namespace minigrad
