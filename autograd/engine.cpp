@@ -38,8 +38,9 @@ void run_backward(const Variable& root, const Tensor& grad, BackwardOptions opti
   if (options.create_graph) return detail::run_backward_with_graph(root, seed);  // backward_with_graph.cpp
   NoGradGuard no_grad;  // the backward functions compute and record nothing
   VariableImpl& value = *root.impl();
-  if (!value.grad_fn)
-    return accumulate_into_leaf(value, Variable(seed));  // a leaf: d root/d root is the seed
+  if (!value.grad_fn) return accumulate_into_leaf(value, Variable(seed));  // a leaf: the seed is its gradient
+  // The seed is the gradient of the root's node's output: itself, unless the root is a piece of unbind's
+  // output (output_parts.cpp).
   detail::backpropagate({value.grad_fn.get()}, {detail::whole_output_gradient(value, Variable(seed))},
                         options.retain_graph, {.leaf = accumulate_into_leaf});
 }

@@ -34,9 +34,9 @@
 namespace minigrad {
 
 // Where the gradient for one input of a node goes: to the node that computed the input, or, for a leaf
-// that requires grad, into the leaf's .grad. An input that needs no gradient has neither. Edges do not
-// hold the inputs' values, so intermediate results not saved for backward are freed as soon as the
-// program drops them.
+// that requires grad, into the leaf's .grad. An input that needs no gradient has neither. An edge to a
+// node does not hold that node's output, so intermediate results not saved for backward are freed as
+// soon as the program drops them; an edge to a leaf holds the leaf (a parameter), where its gradient goes.
 struct Edge {
   std::shared_ptr<Node> node;
   std::shared_ptr<VariableImpl> leaf;

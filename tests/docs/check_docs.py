@@ -14,6 +14,11 @@
 3. Excerpts. A line <!-- excerpt: PATH --> followed by a fenced code block: the block's lines must stand
    in the file PATH, consecutively and to the letter (a page that quotes part of a file).
 
+5. Line counts. A table row that names a file, `PATH`, says "the whole file" and ends with a number
+   must give PATH's number of lines; a file named as `PATH` and followed on its line by "(about N
+   lines)" must have N lines within 10% (or 10 lines). Paths that are not files from the root are
+   skipped (a list may name a file relative to a folder it named before).
+
 4. Outputs. A line <!-- output: PATH [ARGS...] --> followed by a fenced code block: the program built
    from PATH, given as --program PATH=EXECUTABLE, is run with ARGS in an empty temporary folder, and
    its standard output must match the block token by token: numbers within a relative 1e-3 (or an
@@ -253,6 +258,37 @@ def check_excerpts(page, root):
     return problems, count
 
 
+WHOLE_FILE_ROW = re.compile(r"^\|[^|\n]*\|\s*`([^`\n]+)`\s*\|[^|\n]*the whole file[^|\n]*\|\s*(\d[\d,]*)\s*\|\s*$")
+ABOUT_LINES = re.compile(r"`([^`\n]+)`[^`\n]*?\(about (\d[\d,]*) lines\)")
+
+
+def line_count(path):
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def check_line_counts(page, root):
+    """Problems with the line counts a page gives for files (rule 5)."""
+    problems, count = [], 0
+    for number, line in enumerate(page.lines, 1):
+        if not page.prose_lines[number - 1] and not line.startswith("|"):
+            continue  # inside a code block
+        where = f"{shown(page.path, root)}:{number}"
+        row = WHOLE_FILE_ROW.match(line)
+        claims = [(row.group(1), int(row.group(2).replace(",", "")), True)] if row else []
+        claims += [(m.group(1), int(m.group(2).replace(",", "")), False) for m in ABOUT_LINES.finditer(line)]
+        for source, claimed, exact in claims:
+            path = root / source
+            if not path.is_file():
+                continue
+            count += 1
+            actual = line_count(path)
+            if exact and actual != claimed:
+                problems.append(f"{where}: says {source} has {claimed} lines; it has {actual}")
+            elif not exact and abs(actual - claimed) > max(10, claimed // 10):
+                problems.append(f"{where}: says {source} has about {claimed} lines; it has {actual}")
+    return problems, count
+
+
 def tokens(text):
     return TOKEN.findall(text)
 
@@ -352,7 +388,8 @@ def check(root, programs, summary=True, update=False):
     `update`, rewrites the program and output blocks that differ instead of reporting them."""
     root = root.resolve()
     pages = {path: Page(path) for path in find_pages(root)}
-    problems, links, program_blocks, excerpt_blocks, output_blocks, cache, fixes = [], 0, 0, 0, 0, {}, []
+    problems, links, program_blocks, excerpt_blocks, output_blocks, line_counts, cache, fixes = (
+        [], 0, 0, 0, 0, 0, {}, [])
     for page in pages.values():
         found, count = check_links(page, root, pages)
         problems += found
@@ -366,13 +403,16 @@ def check(root, programs, summary=True, update=False):
         found, count = check_outputs(page, root, programs, cache, fixes)
         problems += found
         output_blocks += count
+        found, count = check_line_counts(page, root)
+        problems += found
+        line_counts += count
     if update and fixes:
         apply_fixes(fixes, root, report=summary)
         fixed = {problem for *_, problem in fixes}
         problems = [p for p in problems if p not in fixed]
     if summary:
         print(f"check_docs: {len(pages)} pages, {links} relative links, {program_blocks} program blocks, "
-              f"{excerpt_blocks} excerpts, {output_blocks} output blocks")
+              f"{excerpt_blocks} excerpts, {output_blocks} output blocks, {line_counts} line counts")
     return problems
 
 
@@ -402,6 +442,8 @@ def self_test():
         "<!-- program: examples/tour.cpp -->\n\n```cpp\n" + tour + "```\n\n"
         "<!-- excerpt: examples/tour.cpp -->\n```cpp\n  int x = 0;\n  return x;\n```\n\n"
         "<!-- output: examples/tour.cpp --flag -->\n```\nloss 0.50004\nargs: --flag\n```\n"
+        "\n| stop | file | what | lines |\n| --- | --- | --- | --- |\n| 1 | `examples/tour.cpp` | the whole file | 4 |\n"
+        "\n- `examples/tour.cpp`, the tour (about 5 lines)\n"
     )
     cases = {
         "a clean page": (good_page, None),
@@ -416,6 +458,10 @@ def self_test():
         "an output with other words": (good_page.replace("args: --flag", "arguments: --flag"), "differs"),
         "a program not given": (good_page.replace("output: examples/tour.cpp", "output: examples/other.cpp"),
                                 "--program examples/other.cpp"),
+        "a wrong whole-file count": (good_page + "\n| 1 | `examples/tour.cpp` | the whole file | 5 |\n",
+                                     "says examples/tour.cpp has 5 lines; it has 4"),
+        "a wrong 'about' count": (good_page + "\n- `examples/tour.cpp`, the tour (about 40 lines)\n",
+                                  "says examples/tour.cpp has about 40 lines; it has 4"),
     }
 
     def make_tree(root, page):
