@@ -1,7 +1,8 @@
 // The backward pass: how loss.backward() fills w.grad().
 //
 // micrograd's algorithm, done iteratively so that a chain of 100,000 ops needs no more C++ stack than a
-// chain of one. This file is the first-order pass, top to bottom in the order it runs:
+// chain of one. This file is the first-order pass, top to bottom in the order it runs, each helper right
+// under the function that calls it:
 //   run_backward   checks the root and makes the seed (d root / d root: 1, or the gradient passed in);
 //   1. the order   a depth-first post-order of the nodes reachable from the root, with an explicit stack
 //                  (each node after every node that computed one of its inputs);
