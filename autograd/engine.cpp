@@ -1,8 +1,8 @@
 // The backward pass: how loss.backward() fills w.grad().
 //
 // micrograd's algorithm, done iteratively so that a chain of 100,000 ops needs no more C++ stack than a
-// chain of one. This file is the first-order pass, top to bottom in the order it runs, each helper right
-// under the function that calls it:
+// chain of one. This file is the first-order pass, top to bottom in the order it runs, each helper just
+// before the function that calls it or right under it:
 //   run_backward   checks the root and makes the seed (d root / d root: 1, or the gradient passed in);
 //   1. the order   a depth-first post-order of the nodes reachable from the root, with an explicit stack
 //                  (each node after every node that computed one of its inputs);
@@ -123,8 +123,36 @@ Order topological_order(const std::vector<Node*>& roots) {
   return order;
 }
 
-VariableGrads call_backward(const Node& node, const Variable& grad_output);
-void check_gradients(const Node& node, const VariableGrads& grads);
+// Runs one node's backward function, naming the node in any error about tensors modified in place.
+VariableGrads call_backward(const Node& node, const Variable& grad_output) {
+  try {
+    if (AnomalyMode::is_enabled()) return call_backward_checking_anomalies(node, grad_output);  // anomaly.cpp
+    return node.backward(grad_output, NeedsGrad(node));
+  } catch (const ModifiedInPlaceError& e) {
+    throw ModifiedInPlaceError(std::string("backward of ") + node.op, e.detail());  // say whose tensor it was
+  }
+}
+
+// Checks every gradient a backward function returned against its input's shape and dtype, before any of
+// them is accumulated: a wrong one leaves nothing half-done.
+void check_gradients(const Node& node, const VariableGrads& grads) {
+  if (grads.size() != node.inputs.size()) {
+    throw Error(std::string("backward of ") + node.op, "returned " + std::to_string(grads.size()) +
+                                                           " gradients for " +
+                                                           std::to_string(node.inputs.size()) + " inputs");
+  }
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const Edge& edge = node.inputs[i];
+    const Variable& g = grads[i];
+    if (!edge.needs_grad() || !g.defined()) continue;
+    if (g.shape() != edge.shape || g.dtype() != edge.dtype) {
+      throw ShapeError(std::string("backward of ") + node.op, "the gradient for input " + std::to_string(i) +
+                                                                  " is " + describe(g.shape(), g.dtype()) +
+                                                                  " but the input is " +
+                                                                  describe(edge.shape, edge.dtype));
+    }
+  }
+}
 
 }  // namespace
 
@@ -170,41 +198,6 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
 void add_into(Variable& total, Variable g) {
   total = total.defined() ? add(total, g) : std::move(g);
 }
-
-namespace {
-
-// Runs one node's backward function, naming the node in any error about tensors modified in place.
-VariableGrads call_backward(const Node& node, const Variable& grad_output) {
-  try {
-    if (AnomalyMode::is_enabled()) return call_backward_checking_anomalies(node, grad_output);  // anomaly.cpp
-    return node.backward(grad_output, NeedsGrad(node));
-  } catch (const ModifiedInPlaceError& e) {
-    throw ModifiedInPlaceError(std::string("backward of ") + node.op, e.detail());  // say whose tensor it was
-  }
-}
-
-// Checks every gradient a backward function returned against its input's shape and dtype, before any of
-// them is accumulated: a wrong one leaves nothing half-done.
-void check_gradients(const Node& node, const VariableGrads& grads) {
-  if (grads.size() != node.inputs.size()) {
-    throw Error(std::string("backward of ") + node.op, "returned " + std::to_string(grads.size()) +
-                                                           " gradients for " +
-                                                           std::to_string(node.inputs.size()) + " inputs");
-  }
-  for (size_t i = 0; i < grads.size(); ++i) {
-    const Edge& edge = node.inputs[i];
-    const Variable& g = grads[i];
-    if (!edge.needs_grad() || !g.defined()) continue;
-    if (g.shape() != edge.shape || g.dtype() != edge.dtype) {
-      throw ShapeError(std::string("backward of ") + node.op, "the gradient for input " + std::to_string(i) +
-                                                                  " is " + describe(g.shape(), g.dtype()) +
-                                                                  " but the input is " +
-                                                                  describe(edge.shape, edge.dtype));
-    }
-  }
-}
-
-}  // namespace
 
 }  // namespace detail
 
