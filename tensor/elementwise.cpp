@@ -88,11 +88,12 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 Tensor div(const Tensor& a, const Tensor& b) {
   return zip_float("div", a, b, [](auto x, auto y) { return x / y; });
 }
+// A NaN in either operand gives NaN, and a tie gives the first operand (max(-0, 0) is -0), as PyTorch.
 Tensor maximum(const Tensor& a, const Tensor& b) {
-  return zip_float("maximum", a, b, [](auto x, auto y) { return x < y ? y : x; });
+  return zip_float("maximum", a, b, [](auto x, auto y) { return x < y || std::isnan(y) ? y : x; });
 }
 Tensor minimum(const Tensor& a, const Tensor& b) {
-  return zip_float("minimum", a, b, [](auto x, auto y) { return y < x ? y : x; });
+  return zip_float("minimum", a, b, [](auto x, auto y) { return y < x || std::isnan(y) ? y : x; });
 }
 
 // ---- tensor and scalar: the scalar is converted to the tensor's dtype once, outside the loop ----

@@ -17,6 +17,7 @@ void accumulate(Tensor& total, const Tensor& g);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
+// Elementwise max and min; NaN in either operand gives NaN, as PyTorch's torch.maximum and minimum.
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 

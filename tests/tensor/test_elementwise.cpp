@@ -64,6 +64,25 @@ BOOST_AUTO_TEST_CASE(scalar_forms) {
   expect_equal(-x, {-1, -2, -4});
 }
 
+BOOST_AUTO_TEST_CASE(maximum_and_minimum_propagate_nan_as_pytorch) {
+  // PyTorch 1.13: torch.maximum and torch.minimum of [1, nan, nan, 2, -0, 0] and [nan, 1, nan, 3, 0, -0]
+  // give [nan, nan, nan, 3, -0, 0] and [nan, nan, nan, 2, -0, 0] (a tie keeps the first operand's
+  // sign), in float32 and float64.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    const Tensor a = Tensor::from_values({1, nan, nan, 2, -0.0, 0}, {6}, dtype);
+    const Tensor b = Tensor::from_values({nan, 1, nan, 3, 0, -0.0}, {6}, dtype);
+    const Tensor high = maximum(a, b), low = minimum(a, b);
+    expect_equal(high, {nan, nan, nan, 3, -0.0, 0});
+    expect_equal(low, {nan, nan, nan, 2, -0.0, 0});
+    const std::vector<double> h = high.to_vector<double>(), l = low.to_vector<double>();
+    BOOST_TEST(std::signbit(h[4]));
+    BOOST_TEST(!std::signbit(h[5]));
+    BOOST_TEST(std::signbit(l[4]));
+    BOOST_TEST(!std::signbit(l[5]));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(functions_against_hand_computed_values) {
   const Tensor x = Tensor::from_values({-1, 0, 1}, {3}, DType::Float64);
   expect_close(exp(x), {std::exp(-1.0), 1, std::exp(1.0)}, 1e-15);
