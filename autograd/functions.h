@@ -200,7 +200,7 @@ Tensor eq(const Variable& a, const Tensor& b);
 Tensor ne(const Variable& a, const Tensor& b);
 Tensor gt(const Variable& a, double s);
 Tensor lt(const Variable& a, double s);
-// The fraction of rows whose largest logit is at the label: logits (N, C), labels (N) int64.
+// The fraction of rows whose largest logit is at the label: logits (N, C), labels (N) int64 in [0, C).
 //   double acc = accuracy(model.forward(x), y);  // instead of mean(eq(argmax(out.data(), 1), y)...)
 double accuracy(const Variable& logits, const Tensor& labels);
 

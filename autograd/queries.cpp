@@ -35,6 +35,15 @@ double accuracy(const Variable& logits, const Tensor& labels) {
                                      std::to_string(logits.shape()[0]) + "])");
   }
   if (logits.shape()[0] == 0) throw ValueError("accuracy", "no rows");
+  // A label no row can predict is a mistake in the data, not a wrong prediction: refused, as
+  // cross_entropy refuses such a target.
+  const int64_t classes = logits.shape()[1];
+  for (int64_t label : labels.to_vector<int64_t>()) {
+    if (label < 0 || label >= classes) {
+      throw IndexError("accuracy", "label " + std::to_string(label) + " is out of range for " +
+                                       std::to_string(classes) + " classes");
+    }
+  }
   return mean(eq(argmax(logits.data(), 1), labels).to(DType::Float64)).item();
 }
 

@@ -20,6 +20,17 @@ BOOST_AUTO_TEST_CASE(argmax_eq_and_accuracy_work_on_variables) {
         accuracy(logits, Tensor::from_vector<int64_t>({1, 2}, {2}));
       },
       "accuracy: labels of shape [2] for logits of shape [3,3] (expected [3])");
+  // A label outside [0, C) is refused, naming it, rather than counted as a wrong prediction.
+  expect_error<IndexError>(
+      [&] {
+        accuracy(logits, Tensor::from_vector<int64_t>({1, 3, 0}, {3}));
+      },
+      "accuracy: label 3 is out of range for 3 classes");
+  expect_error<IndexError>(
+      [&] {
+        accuracy(logits, Tensor::from_vector<int64_t>({-1, 0, 0}, {3}));
+      },
+      "accuracy: label -1 is out of range for 3 classes");
 }
 
 BOOST_AUTO_TEST_CASE(abs_is_differentiable_with_the_sign_as_gradient) {
