@@ -3,19 +3,20 @@
 // micrograd's algorithm, done iteratively so that a chain of 100,000 ops needs no more C++ stack than a
 // chain of one. This file is the first-order pass, top to bottom in the order it runs, each helper just
 // before the function that calls it or right under it:
-//   run_backward   checks the root and makes the seed (d root / d root: 1, or the gradient passed in);
+//   run_backward   makes the seed (d root / d root: 1, or the gradient passed in);
 //   1. the order   a depth-first post-order of the nodes reachable from the root, with an explicit stack
 //                  (each node after every node that computed one of its inputs);
 //   2. the walk    that order in reverse, so each node runs after all its consumers have added their
 //                  share of its output's gradient: the multivariable chain rule sums them. It calls the
-//                  node's backward function, checks every gradient it returned, then adds each into the
-//                  gradient waiting at the input's node, or hands it to the leaf;
+//                  node's backward function, then adds each gradient it returned into the gradient
+//                  waiting at the input's node, or hands it to the leaf;
 //   3. the leaf    adds it into the leaf's .grad.
 // The per-pass state (the gradient waiting at each node) lives in this pass's own vector, not in the
 // graph's nodes.
 //
-// Three things extend this path, each in a file of its own behind a one-line call here, and a first
-// reading can skip all three: create_graph (autograd/backward_with_graph.cpp), the pieces of unbind's
+// Four things extend this path, each in a file of its own behind a one-line call here, and a first
+// reading can skip all four: the errors a wrong call or a wrong backward function gets
+// (autograd/backward_checks.cpp), create_graph (autograd/backward_with_graph.cpp), the pieces of unbind's
 // output (autograd/output_parts.cpp), and anomaly mode's checks (autograd/anomaly.cpp).
 #include "autograd/engine.h"
 
@@ -34,8 +35,9 @@ void accumulate_into_leaf(VariableImpl& leaf, Variable g);  // step 3, at the en
 }  // namespace
 
 void run_backward(const Variable& root, const Tensor& grad, BackwardOptions options) {
-  detail::check_root(root);
-  const Tensor seed = detail::seed_for(root, grad);
+  detail::check_backward_call(root, grad);  // a wrong call's errors: backward_checks.cpp
+  // The seed, d root / d root: the upstream gradient passed in, or 1 for a one-element root such as a loss.
+  const Tensor seed = grad.defined() ? grad : Tensor::ones(root.shape(), root.dtype());
   if (options.create_graph) return detail::run_backward_with_graph(root, seed);  // backward_with_graph.cpp
   NoGradGuard no_grad;  // the backward functions compute and record nothing
   VariableImpl& value = *root.impl();
@@ -47,32 +49,6 @@ void run_backward(const Variable& root, const Tensor& grad, BackwardOptions opti
 }
 
 namespace detail {
-
-void check_root(const Variable& root) {
-  if (!root.defined()) throw ValueError("backward", "the Variable is undefined");
-  if (!root.requires_grad()) {
-    throw Error("backward",
-                "the value does not require grad: no input to it requires grad, or it was computed "
-                "under NoGradGuard");
-  }
-}
-
-Tensor seed_for(const Variable& root, const Tensor& grad) {
-  if (grad.defined()) {
-    if (grad.shape() != root.shape() || grad.dtype() != root.dtype()) {
-      throw ShapeError("backward", "the upstream gradient is " + describe(grad.shape(), grad.dtype()) +
-                                       " but the value is " + describe(root.shape(), root.dtype()));
-    }
-    return grad;
-  }
-  if (root.numel() != 1) {
-    throw ShapeError("backward", "a gradient can be implied only for a one-element value, got shape " +
-                                     root.shape().str() +
-                                     "; reduce it to one first (sum(y) or mean(y)), or pass the upstream "
-                                     "gradient: y.backward(grad) with grad of that shape");
-  }
-  return Tensor::ones(root.shape(), root.dtype());
-}
 
 namespace {
 
@@ -86,13 +62,6 @@ struct Order {
   SlotTable slot_of;              // node -> its slot; read it as an unordered_map, written out for speed
   std::vector<Entry> post_order;  // inputs' nodes before their consumers
 };
-
-[[noreturn]] void throw_freed(const Node& node) {
-  throw Error("backward",
-              std::string("the graph through ") + node.op +
-                  " was freed by an earlier backward(); call backward(BackwardOptions{.retain_graph "
-                  "= true}) the first time to go through it again");
-}
 
 Order topological_order(const std::vector<Node*>& roots) {
   Order order;
@@ -108,7 +77,7 @@ Order topological_order(const std::vector<Node*>& roots) {
     stack.push_back({root, root_slot, 0});
     while (!stack.empty()) {
       Frame& top = stack.back();
-      if (top.node->released()) throw_freed(*top.node);
+      if (top.node->released()) throw_freed(*top.node);  // backward_checks.cpp
       if (top.next_input < top.node->inputs.size()) {
         Node* input = top.node->inputs[top.next_input++].node.get();
         if (input == nullptr) continue;
@@ -133,27 +102,6 @@ VariableGrads call_backward(const Node& node, const Variable& grad_output) {
   }
 }
 
-// Checks every gradient a backward function returned against its input's shape and dtype, before any of
-// them is accumulated: a wrong one leaves nothing half-done.
-void check_gradients(const Node& node, const VariableGrads& grads) {
-  if (grads.size() != node.inputs.size()) {
-    throw Error(std::string("backward of ") + node.op, "returned " + std::to_string(grads.size()) +
-                                                           " gradients for " +
-                                                           std::to_string(node.inputs.size()) + " inputs");
-  }
-  for (size_t i = 0; i < grads.size(); ++i) {
-    const Edge& edge = node.inputs[i];
-    const Variable& g = grads[i];
-    if (!edge.needs_grad() || !g.defined()) continue;
-    if (g.shape() != edge.shape || g.dtype() != edge.dtype) {
-      throw ShapeError(std::string("backward of ") + node.op, "the gradient for input " + std::to_string(i) +
-                                                                  " is " + describe(g.shape(), g.dtype()) +
-                                                                  " but the input is " +
-                                                                  describe(edge.shape, edge.dtype));
-    }
-  }
-}
-
 }  // namespace
 
 // ---- step 2: the walk ----
@@ -174,7 +122,7 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
       continue;
     }
     VariableGrads input_grads = call_backward(node, grad_output);
-    check_gradients(node, input_grads);
+    check_gradients(node, input_grads);  // each of its input's shape and dtype: backward_checks.cpp
     for (size_t i = 0; i < input_grads.size(); ++i) {
       const Edge& edge = node.inputs[i];
       Variable& g = input_grads[i];

@@ -15,11 +15,6 @@ namespace detail {
 
 // ---- engine.cpp: the first-order pass ----
 
-// Throws unless `root` is defined and requires grad.
-void check_root(const Variable& root);
-// The checked upstream gradient of `root`: `grad`, or 1 for a one-element root.
-Tensor seed_for(const Variable& root, const Tensor& grad);
-
 // What a backward pass does with the gradients that reach their destinations.
 struct Sinks {
   std::function<void(VariableImpl& leaf, Variable g)> leaf;                       // a leaf that requires grad
@@ -31,6 +26,18 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
                    const Sinks& sinks);
 // The gradient waiting at a node receives one more consumer's share (out of place).
 void add_into(Variable& total, Variable g);
+
+// ---- backward_checks.cpp: the errors a backward pass raises ----
+
+// Throws unless `root` is defined and requires grad, and `grad` is undefined for a one-element root or
+// has the root's shape and dtype.
+void check_backward_call(const Variable& root, const Tensor& grad);
+// Throws the error for a node whose graph an earlier backward() freed.
+[[noreturn]] void throw_freed(const Node& node);
+// Throws unless a backward function returned one gradient per input, each (where defined and needed) of
+// its input's shape and dtype; called before any of them is accumulated, so a wrong one leaves nothing
+// half-done.
+void check_gradients(const Node& node, const VariableGrads& grads);
 
 // ---- backward_with_graph.cpp: backward({.create_graph = true}) ----
 

@@ -20,10 +20,10 @@ void check_arguments(const std::vector<Variable>& outputs, const std::vector<Var
                                  std::to_string(outputs.size()) + " outputs");
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
-    detail::check_root(outputs[k]);
     if (!grad_outputs.empty() && !grad_outputs[k].defined()) {
       throw ValueError("grad", "grad_outputs[" + std::to_string(k) + "] is undefined");
     }
+    detail::check_backward_call(outputs[k], grad_outputs.empty() ? Tensor() : grad_outputs[k].data());
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined() || !inputs[i].requires_grad()) {
@@ -61,10 +61,10 @@ std::vector<Variable> grad(const std::vector<Variable>& outputs, const std::vect
   std::vector<Node*> roots;
   std::vector<Variable> seeds;
   for (size_t k = 0; k < outputs.size(); ++k) {
-    const Tensor seed_tensor =
-        detail::seed_for(outputs[k], grad_outputs.empty() ? Tensor() : grad_outputs[k].data());
-    // With create_graph the caller's grad_outputs keep their own graph.
-    Variable seed = options.create_graph && !grad_outputs.empty() ? grad_outputs[k] : Variable(seed_tensor);
+    // 1 for a one-element output; with create_graph the caller's grad_outputs keep their own graph.
+    Variable seed = grad_outputs.empty()   ? Variable(Tensor::ones(outputs[k].shape(), outputs[k].dtype()))
+                    : options.create_graph ? grad_outputs[k]
+                                           : Variable(grad_outputs[k].data());
     if (outputs[k].is_leaf()) {
       deliver(outputs[k].impl().get(), seed);
     } else {
