@@ -6,7 +6,8 @@
 //   matmul.cpp      matmul linear
 //   shape_ops.cpp   reshape transpose permute slice select unbind concat stack unsqueeze squeeze
 //                   expand sum_to
-//   reduce_ops.cpp  sum mean max
+//   reduce_ops.cpp  sum mean max min
+//   selection_ops.cpp clamp maximum minimum where
 //   softmax_ops.cpp softmax log_softmax masked_fill
 //   embedding.cpp   embedding          dropout.cpp  dropout
 //   layer_norm.cpp  layer_norm         loss.cpp     cross_entropy, binary_cross_entropy_with_logits
@@ -24,6 +25,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <vector>
 
 #include "autograd/grad.h"
@@ -91,8 +93,30 @@ Variable sum(const Variable& x, const Shape& dims, bool keepdim = false);
 Variable sum(const Variable& x);
 Variable mean(const Variable& x, const Shape& dims, bool keepdim = false);
 Variable mean(const Variable& x);
-// The maximum along `dim`; the gradient goes to the (first) position of the maximum.
+// The maximum along `dim`; the gradient goes to the (first) position of the maximum. NaN wins, as in
+// PyTorch: a NaN along dim gives NaN, and its gradient goes to the first NaN.
 Variable max(const Variable& x, int64_t dim, bool keepdim = false);
+// The minimum, the same way.
+Variable min(const Variable& x, int64_t dim, bool keepdim = false);
+// Over the whole tensor, a 0-dimensional value; the gradient is shared evenly by every element equal to
+// it (the NaNs, if it is NaN), as PyTorch 1.13's.
+Variable max(const Variable& x);
+Variable min(const Variable& x);
+
+// ---- selection: the gradient goes to the value selected (autograd/selection_ops.cpp) ----
+// min(max(x, min), max) for the bounds given, as torch.clamp; NaN stays NaN. The gradient passes where
+// min <= x <= max and is 0 elsewhere (and at NaN, as PyTorch).
+//   clamp(x, -1.0, 1.0);  clamp(x, 0.0, std::nullopt);  clamp_min(x, 0);  clamp_max(x, 1)
+Variable clamp(const Variable& x, std::optional<double> min, std::optional<double> max);
+Variable clamp_min(const Variable& x, double min);
+Variable clamp_max(const Variable& x, double max);
+// Elementwise max and min of a and b, broadcast; NaN in either gives NaN. The gradient goes to the operand
+// chosen, half to each at a tie, and all of it to both where either is NaN (PyTorch 1.13's formula).
+Variable maximum(const Variable& a, const Variable& b);
+Variable minimum(const Variable& a, const Variable& b);
+// cond ? a : b elementwise, cond a bool tensor; all three broadcast. The gradient goes to a where cond
+// holds and to b elsewhere.
+Variable where(const Tensor& cond, const Variable& a, const Variable& b);
 
 // ---- softmax and masking ----
 Variable softmax(const Variable& x, int64_t dim);
@@ -212,6 +236,9 @@ Variable relu_backward(const Variable& g, const Tensor& x);
 Variable gelu_backward(const Variable& g, const Variable& x);
 // pow: g·p·x^(p-1).
 Variable pow_backward(const Variable& g, const Variable& x, double exponent);
+// clamp: g where min <= x <= max, else 0.
+Variable clamp_backward(const Variable& g, const Tensor& x, std::optional<double> min,
+                        std::optional<double> max);
 // softmax along dim: y·(g - Σ g·y), from the output y.
 Variable softmax_backward(const Variable& g, const Variable& y, int64_t dim);
 // log_softmax along dim: g - exp(z)·Σg, from the output z.

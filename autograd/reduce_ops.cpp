@@ -1,6 +1,6 @@
 // Reductions. Every input element contributes to one output element, so its gradient is that output's
-// gradient: broadcast back over the reduced dimensions (scaled by 1/count for mean), or, for max, routed
-// to the one element that was the maximum.
+// gradient: broadcast back over the reduced dimensions (scaled by 1/count for mean), or, for max and min,
+// routed to the element that was selected.
 #include "autograd/functions.h"
 #include "tensor/ops.h"
 
@@ -61,15 +61,51 @@ Variable mean(const Variable& x) {
                 });
 }
 
-Variable max(const Variable& x, int64_t dim, bool keepdim) {
-  const int d = normalize_dim("max", dim, x.rank());
-  const SavedTensor indices(argmax(x.data(), d, /*keepdim=*/true));  // [..., 1, ...]
-  const Tensor values = max(x.data(), d, keepdim);
-  // Route each output gradient to the position its maximum came from; every other position gets 0.
-  return record("max", values, {x},
+namespace {
+
+// max or min along dim: the values, with each output gradient routed back to the position its value came
+// from (the first of ties, the first NaN if there is one); every other position gets 0.
+template <typename Values, typename Indices>
+Variable extreme_along(const char* op, const Variable& x, int64_t dim, bool keepdim, Values values,
+                       Indices indices_of) {
+  const int d = normalize_dim(op, dim, x.rank());
+  const SavedTensor indices(indices_of(x.data(), d, /*keepdim=*/true));  // [..., 1, ...]
+  return record(op, values(x.data(), d, keepdim), {x},
                 [from = x.shape(), d, indices](const Variable& g, NeedsGrad) -> VariableGrads {
                   return {max_backward(g, indices.get(), from, d)};
                 });
+}
+
+// max or min over the whole tensor: the gradient shared by every element equal to the value, as PyTorch.
+Variable extreme(const char* op, const Variable& x, const Tensor& value) {
+  return record(op, value, {x}, [sx = SavedTensor(x), value](const Variable& g, NeedsGrad) -> VariableGrads {
+    const Tensor share = extreme_shares(sx.get(), value);  // constant: linear in g
+    return {mul(expand(g, share.shape()), Variable(share))};
+  });
+}
+
+}  // namespace
+
+Variable max(const Variable& x, int64_t dim, bool keepdim) {
+  return extreme_along(
+      "max", x, dim, keepdim, [](const Tensor& t, int64_t d, bool k) { return max(t, d, k); },
+      [](const Tensor& t, int64_t d, bool k) { return argmax(t, d, k); });
+}
+
+Variable min(const Variable& x, int64_t dim, bool keepdim) {
+  return extreme_along(
+      "min", x, dim, keepdim, [](const Tensor& t, int64_t d, bool k) { return min(t, d, k); },
+      [](const Tensor& t, int64_t d, bool k) { return argmin(t, d, k); });
+}
+
+Variable max(const Variable& x) {
+  if (!x.defined()) throw ValueError("max", "the Variable is undefined");
+  return extreme("max", x, max(x.data()));
+}
+
+Variable min(const Variable& x) {
+  if (!x.defined()) throw ValueError("min", "the Variable is undefined");
+  return extreme("min", x, min(x.data()));
 }
 
 }  // namespace minigrad

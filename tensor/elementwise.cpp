@@ -119,6 +119,16 @@ Tensor pow(const Tensor& x, double exponent) {
   if (exponent == 0.5) return map_float("pow", x, [](auto v) { return std::sqrt(v); });
   return map_float("pow", x, [exponent](auto v) { return std::pow(v, decltype(v)(exponent)); });
 }
+Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max) {
+  const double lo = min.value_or(-INFINITY), hi = max.value_or(INFINITY);
+  if (std::isnan(lo) || std::isnan(hi))
+    return map_float("clamp", x, [](auto v) { return v + NAN; });  // PyTorch
+  return map_float("clamp", x, [lo, hi](auto v) {
+    using T = decltype(v);
+    const T low = v < T(lo) ? T(lo) : v;  // a NaN fails both comparisons and stays
+    return low > T(hi) ? T(hi) : low;
+  });
+}
 
 // ---- one tensor ----
 Tensor neg(const Tensor& x) {
@@ -272,6 +282,35 @@ Tensor pow_backward(const Tensor& g, const Tensor& x, double exponent) {
   return zip_float("pow_backward", g, x, [exponent](auto g, auto x) {
     using T = decltype(x);
     return g * T(exponent) * std::pow(x, T(exponent - 1));
+  });
+}
+
+namespace {
+
+// The shares of operands a and b when `a_lost` and `b_lost` (bool, broadcast) say where each lost.
+std::pair<Tensor, Tensor> shares(const Tensor& a, const Tensor& b, const Tensor& a_lost,
+                                 const Tensor& b_lost) {
+  const Tensor zero = Tensor::scalar(0, a.dtype()), half = Tensor::scalar(0.5, a.dtype());
+  const Tensor alone = where(eq(a, b), half, Tensor::scalar(1, a.dtype()));
+  return {where(a_lost, zero, alone), where(b_lost, zero, alone)};
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> maximum_shares(const Tensor& a, const Tensor& b) {
+  return shares(a, b, lt(a, b), gt(a, b));
+}
+std::pair<Tensor, Tensor> minimum_shares(const Tensor& a, const Tensor& b) {
+  return shares(a, b, gt(a, b), lt(a, b));
+}
+
+// PyTorch's clamp_backward: g where x >= min and x <= max. A NaN fails the comparisons and gets 0.
+Tensor clamp_backward(const Tensor& g, const Tensor& x, std::optional<double> min,
+                      std::optional<double> max) {
+  const double lo = min.value_or(-INFINITY), hi = max.value_or(INFINITY);
+  return zip_float("clamp_backward", g, x, [lo, hi](auto g, auto x) {
+    using T = decltype(g);
+    return x >= T(lo) && x <= T(hi) ? g : T(0);
   });
 }
 

@@ -4,6 +4,9 @@
 // int64 and return bool tensors; masks are bool tensors. Every op returns a new contiguous tensor.
 #pragma once
 
+#include <optional>
+#include <utility>
+
 #include "tensor/tensor.h"
 
 namespace minigrad {
@@ -29,6 +32,9 @@ Tensor div(const Tensor& x, double s);
 Tensor rsub(double s, const Tensor& x);
 Tensor rdiv(double s, const Tensor& x);
 Tensor pow(const Tensor& x, double exponent);
+// min(max(x, min), max) for the bounds given (either may be absent); NaN stays NaN, as PyTorch's clamp.
+// With min > max every element becomes max, as in PyTorch.
+Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max);
 
 // ---- one tensor ----
 Tensor neg(const Tensor& x);
@@ -120,5 +126,12 @@ Tensor relu_backward(const Tensor& g, const Tensor& x);
 Tensor gelu_backward(const Tensor& g, const Tensor& x);
 // pow: g·p·x^(p-1).
 Tensor pow_backward(const Tensor& g, const Tensor& x, double exponent);
+// maximum and minimum: the share of the upstream gradient each operand gets, in the broadcast shape: 1
+// where it was chosen alone, 1/2 at a tie, 0 where the other was, and 1 for both where either is NaN
+// (PyTorch 1.13's formula: where(a == b, g/2, g), zeroed where a lost).
+std::pair<Tensor, Tensor> maximum_shares(const Tensor& a, const Tensor& b);
+std::pair<Tensor, Tensor> minimum_shares(const Tensor& a, const Tensor& b);
+// clamp: g where min <= x <= max (each bound that is given), else 0; 0 at NaN, as PyTorch.
+Tensor clamp_backward(const Tensor& g, const Tensor& x, std::optional<double> min, std::optional<double> max);
 
 }  // namespace minigrad

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "tensor/elementwise.h"
 #include "tensor/threads.h"
 
 namespace minigrad {
@@ -82,15 +83,19 @@ std::vector<int> normalize_dims(std::string_view op, const Tensor& x, const Shap
   return out;
 }
 
-template <typename T>
+// Which extreme a value-selecting reduction looks for.
+enum class Extreme { Max, Min };
+
+template <Extreme E, typename T>
 bool better(T v, T best) {
-  // Strictly greater keeps the first of equal values; a NaN wins and then stays.
-  return v > best || (std::isnan(v) && !std::isnan(best));
+  // Strictly better keeps the first of equal values; a NaN wins and then stays (as PyTorch's max and min).
+  const bool beats = E == Extreme::Max ? v > best : v < best;
+  return beats || (std::isnan(v) && !std::isnan(best));
 }
 
-// Both max and argmax along one dimension; either output pointer may be null.
-template <typename T>
-void max_kernel(const T* x, T* values, int64_t* indices, const Reduction& r) {
+// The extreme value and its index along one dimension; either output pointer may be null.
+template <Extreme E, typename T>
+void extreme_kernel(const T* x, T* values, int64_t* indices, const Reduction& r) {
   parallel_for(r.outer * r.inner, r.size, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const int64_t o = p / r.inner, i = p % r.inner;
@@ -98,7 +103,7 @@ void max_kernel(const T* x, T* values, int64_t* indices, const Reduction& r) {
       T best = column[0];
       int64_t arg = 0;
       for (int64_t k = 1; k < r.size; ++k) {
-        if (better(column[k * r.inner], best)) {
+        if (better<E>(column[k * r.inner], best)) {
           best = column[k * r.inner];
           arg = k;
         }
@@ -109,20 +114,36 @@ void max_kernel(const T* x, T* values, int64_t* indices, const Reduction& r) {
   });
 }
 
-// Runs max_kernel along `dim`, filling whichever of values/indices the caller wants.
-void max_along(std::string_view op, const Tensor& x, int64_t dim, bool keepdim, Tensor* values,
-               Tensor* indices) {
+// What a value-selecting reduction returns: the extreme values, or their indices (int64).
+enum class Want { Values, Indices };
+
+// Runs extreme_kernel along `dim`.
+template <Extreme E, Want W>
+Tensor extreme_along(std::string_view op, const Tensor& x, int64_t dim, bool keepdim) {
   if (!x.defined()) throw ValueError(op, "the tensor is undefined");
   const int d = normalize_dim(op, dim, x.rank());
   if (x.shape()[d] == 0) throw ShapeError(op, "cannot reduce an empty dimension of shape " + x.shape().str());
   const Tensor c = x.contiguous();
-  const Shape shape = reduced_shape(x.shape(), d, d, keepdim);
+  Tensor out =
+      Tensor::empty(reduced_shape(x.shape(), d, d, keepdim), W == Want::Values ? x.dtype() : DType::Int64);
   dispatch_float(x.dtype(), op, [&]<typename T>() {
-    if (values) *values = Tensor::empty(shape, x.dtype());
-    if (indices) *indices = Tensor::empty(shape, DType::Int64);
-    max_kernel(c.data_ptr<const T>(), values ? values->data_ptr<T>() : nullptr,
-               indices ? indices->data_ptr<int64_t>() : nullptr, split_around(x.shape(), d, d));
+    extreme_kernel<E>(c.data_ptr<const T>(), W == Want::Values ? out.data_ptr<T>() : nullptr,
+                      W == Want::Indices ? out.data_ptr<int64_t>() : nullptr, split_around(x.shape(), d, d));
   });
+  return out;
+}
+
+// x as one dimension, for the reductions over the whole tensor.
+Tensor flattened(std::string_view op, const Tensor& x) {
+  if (!x.defined()) throw ValueError(op, "the tensor is undefined");
+  return x.reshape({-1});
+}
+
+// Each element of x (any dtype) converted to double, in row-major order: for the whole-tensor queries.
+std::vector<double> values_of(std::string_view op, const Tensor& x) {
+  if (!x.defined()) throw ValueError(op, "the tensor is undefined");
+  check_dense(op, x);
+  return x.to_vector<double>();
 }
 
 }  // namespace
@@ -160,25 +181,64 @@ Tensor mean(const Tensor& x) {
 }
 
 Tensor max(const Tensor& x, int64_t dim, bool keepdim) {
-  Tensor values;
-  max_along("max", x, dim, keepdim, &values, nullptr);
-  return values;
+  return extreme_along<Extreme::Max, Want::Values>("max", x, dim, keepdim);
 }
-
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
-  Tensor indices;
-  max_along("argmax", x, dim, keepdim, nullptr, &indices);
-  return indices;
+  return extreme_along<Extreme::Max, Want::Indices>("argmax", x, dim, keepdim);
+}
+Tensor min(const Tensor& x, int64_t dim, bool keepdim) {
+  return extreme_along<Extreme::Min, Want::Values>("min", x, dim, keepdim);
+}
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
+  return extreme_along<Extreme::Min, Want::Indices>("argmin", x, dim, keepdim);
 }
 
 Tensor max(const Tensor& x) {
-  if (!x.defined()) throw ValueError("max", "the tensor is undefined");
-  return max(x.reshape({-1}), 0, false);
+  return max(flattened("max", x), 0, false);
+}
+Tensor argmax(const Tensor& x) {
+  return argmax(flattened("argmax", x), 0, false);
+}
+Tensor min(const Tensor& x) {
+  return min(flattened("min", x), 0, false);
+}
+Tensor argmin(const Tensor& x) {
+  return argmin(flattened("argmin", x), 0, false);
 }
 
-Tensor argmax(const Tensor& x) {
-  if (!x.defined()) throw ValueError("argmax", "the tensor is undefined");
-  return argmax(x.reshape({-1}), 0, false);
+bool all(const Tensor& x) {
+  for (double v : values_of("all", x)) {
+    if (v == 0) return false;  // NaN is not zero: true, as in PyTorch
+  }
+  return true;
+}
+
+bool any(const Tensor& x) {
+  for (double v : values_of("any", x)) {
+    if (v != 0) return true;
+  }
+  return false;
+}
+
+bool allclose(const Tensor& a, const Tensor& b, AllcloseOptions options) {
+  if (!a.defined() || !b.defined()) throw ValueError("allclose", "an operand is undefined");
+  if (a.dtype() != b.dtype()) {
+    throw DTypeError("allclose", "the operands are " + std::string(dtype_name(a.dtype())) + " and " +
+                                     std::string(dtype_name(b.dtype())) + "; convert one with .to()");
+  }
+  const Shape shape = broadcast_shapes("allclose", a.shape(), b.shape());
+  const std::vector<double> x = values_of("allclose", a.expand(shape)),
+                            y = values_of("allclose", b.expand(shape));
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) || std::isnan(y[i])) {
+      if (options.equal_nan && std::isnan(x[i]) && std::isnan(y[i])) continue;
+      return false;
+    }
+    if (x[i] == y[i]) continue;                  // equal infinities too
+    const double error = std::abs(x[i] - y[i]);  // infinite for unequal infinities: never close
+    if (!(std::isfinite(error) && error <= options.atol + options.rtol * std::abs(y[i]))) return false;
+  }
+  return true;
 }
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
@@ -218,6 +278,13 @@ Tensor max_backward(const Tensor& g, const Tensor& indices, const Shape& from, i
     }
   });
   return gx;
+}
+
+Tensor extreme_shares(const Tensor& x, const Tensor& value) {
+  const Tensor hit =
+      std::isnan(value.item()) ? ne(x, x) : eq(x, value);  // NaN is the one value not equal to itself
+  const Tensor hits = hit.to(x.dtype());
+  return div(hits, sum(hits));
 }
 
 bool all_finite(const Tensor& t) {

@@ -356,6 +356,51 @@ std::vector<GradcheckCase> build() {
         return Inputs{distinct(g, {size_in(g, 2, 4), 3})};
       },
       [](In x) { return max(x[0], 0, true); });
+  add_case(
+      "min (dim 1)",
+      [](Generator& g) {
+        return Inputs{distinct(g, {2, size_in(g, 2, 4), 3})};
+      },
+      [](In x) { return min(x[0], 1); });
+  add_case(
+      "max and min (whole tensor)",
+      [](Generator& g) {
+        return Inputs{distinct(g, {size_in(g, 2, 4), 3})};
+      },
+      [](In x) { return max(x[0]) * min(x[0]); });
+
+  // ---- selection ----
+  add_case(
+      "clamp (-0.5, 0.5)",
+      [](Generator& g) {
+        return Inputs{distinct(g, {size_in(g, 2, 4), 3})};
+      },
+      [](In x) { return clamp(x[0], -0.55, 0.55); });  // distinct values are 0.01 off multiples of 0.1
+  add_case(
+      "clamp_min and clamp_max", [](Generator& g) { return Inputs{distinct(g, {size_in(g, 3, 6)})}; },
+      [](In x) { return clamp_min(x[0], -0.35) + clamp_max(x[0], 0.25); });
+  add_case(
+      "maximum and minimum (broadcast [m,1] and [n])",
+      [](Generator& g) {
+        const int64_t m = size_in(g, 2, 3), n = size_in(g, 2, 3);
+        // Drawn together as distinct values, so that no two are within eps of a tie.
+        const Tensor both = distinct(g, {m + n}).data();
+        return Inputs{Variable(both.slice(0, 0, m).reshape({m, 1}).contiguous(), true),
+                      Variable(both.slice(0, m, m + n).contiguous(), true)};
+      },
+      [](In x) { return maximum(x[0], x[1]) * 2.0 + minimum(x[0], x[1]); });
+  add_case(
+      "where (broadcast cond [n], a [m,n], b [1])",
+      [](Generator& g) {
+        const int64_t n = size_in(g, 2, 4);
+        return Inputs{normal(g, {size_in(g, 1, 3), n}), normal(g, {1})};
+      },
+      [](In x) {
+        const int64_t n = x[0].shape()[1];
+        std::vector<bool> c(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) c[static_cast<size_t>(i)] = i % 2 == 0;
+        return where(Tensor::from_vector<bool>(c, {n}), x[0], x[1]);
+      });
 
   // ---- softmax and masking ----
   add_case(

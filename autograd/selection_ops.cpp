@@ -1,0 +1,81 @@
+// Ops that select among their inputs' values: clamp, maximum, minimum, where. Each backward sends the
+// upstream gradient to whichever value was selected, through a constant mask or share, so each is linear
+// in g and its second derivative comes from the same op (clamp_backward) or from mul and masked_fill.
+// NaN behaves as in PyTorch: a NaN input is selected (its output is NaN) and the gradient says so.
+#include "autograd/functions.h"
+#include "tensor/ops.h"
+
+namespace minigrad {
+
+// ---- clamp: the gradient passes where min <= x <= max, else 0 (0 at NaN, as PyTorch) ----
+
+Variable clamp_backward(const Variable& g, const Tensor& x, std::optional<double> min,
+                        std::optional<double> max) {
+  // Linear in g with a constant mask: d/dg is this op again, and x gets no gradient (clamp'' = 0).
+  return record("clamp_backward", clamp_backward(g.data(), x, min, max), {g},
+                [sx = SavedTensor(x), min, max](const Variable& gg, NeedsGrad) -> VariableGrads {
+                  return {clamp_backward(gg, sx.get(), min, max)};
+                });
+}
+
+Variable clamp(const Variable& x, std::optional<double> min, std::optional<double> max) {
+  return record("clamp", clamp(x.data(), min, max), {x},
+                [sx = SavedTensor(x), min, max](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {clamp_backward(g, sx.get(), min, max)};
+                });
+}
+
+Variable clamp_min(const Variable& x, double min) {
+  return clamp(x, min, std::nullopt);
+}
+
+Variable clamp_max(const Variable& x, double max) {
+  return clamp(x, std::nullopt, max);
+}
+
+// ---- maximum, minimum: g to the operand chosen, halved at a tie (tensor/elementwise.h) ----
+
+namespace {
+
+template <typename Forward, typename Shares>
+Variable select_between(const char* op, const Variable& a, const Variable& b, Forward forward,
+                        Shares shares) {
+  if (!a.defined() || !b.defined()) throw ValueError(op, "an operand is undefined");
+  return record(op, forward(a.data(), b.data()), {a, b},
+                [sa = SavedTensor(a), sb = SavedTensor(b), a_shape = a.shape(), b_shape = b.shape(), shares](
+                    const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  const auto [share_a, share_b] = shares(sa.get(), sb.get());
+                  return {needs[0] ? sum_to(mul(g, Variable(share_a)), a_shape) : Variable(),
+                          needs[1] ? sum_to(mul(g, Variable(share_b)), b_shape) : Variable()};
+                });
+}
+
+}  // namespace
+
+Variable maximum(const Variable& a, const Variable& b) {
+  return select_between(
+      "maximum", a, b, [](const Tensor& x, const Tensor& y) { return maximum(x, y); },
+      [](const Tensor& x, const Tensor& y) { return maximum_shares(x, y); });
+}
+
+Variable minimum(const Variable& a, const Variable& b) {
+  return select_between(
+      "minimum", a, b, [](const Tensor& x, const Tensor& y) { return minimum(x, y); },
+      [](const Tensor& x, const Tensor& y) { return minimum_shares(x, y); });
+}
+
+// ---- where: g to a where cond holds, to b elsewhere ----
+
+Variable where(const Tensor& cond, const Variable& a, const Variable& b) {
+  if (!a.defined() || !b.defined()) throw ValueError("where", "an operand is undefined");
+  return record("where", where(cond, a.data(), b.data()), {a, b},
+                [sc = SavedTensor(cond), a_shape = a.shape(), b_shape = b.shape()](
+                    const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  // masked_fill, not a product with the mask: an infinite or NaN g where the other operand
+                  // was chosen gives that operand 0, not NaN.
+                  return {needs[0] ? sum_to(masked_fill(g, logical_not(sc.get()), 0.0), a_shape) : Variable(),
+                          needs[1] ? sum_to(masked_fill(g, sc.get(), 0.0), b_shape) : Variable()};
+                });
+}
+
+}  // namespace minigrad
