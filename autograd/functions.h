@@ -2,15 +2,17 @@
 // directly under its forward:
 //
 //   arithmetic.cpp  add sub mul div neg, scalar forms, pow
-//   unary.cpp       exp log sqrt tanh sigmoid relu gelu
+//   unary.cpp       exp log log1p sqrt tanh sigmoid relu leaky_relu silu elu softplus gelu abs
 //   matmul.cpp      matmul linear
-//   shape_ops.cpp   reshape transpose permute slice select unbind concat stack unsqueeze squeeze
+//   shape_ops.cpp   reshape transpose permute slice select unbind concat stack unsqueeze squeeze flatten
 //                   expand sum_to
 //   reduce_ops.cpp  sum mean max min
 //   selection_ops.cpp clamp maximum minimum where
 //   softmax_ops.cpp softmax log_softmax masked_fill
 //   embedding.cpp   embedding          dropout.cpp  dropout
-//   layer_norm.cpp  layer_norm         loss.cpp     cross_entropy, binary_cross_entropy_with_logits
+//   layer_norm.cpp  layer_norm
+//   loss.cpp        cross_entropy binary_cross_entropy_with_logits mse_loss l1_loss smooth_l1_loss
+//                   huber_loss nll_loss
 //   attention.cpp   masked_softmax, scaled_dot_product_attention (fused, or composed from the above)
 //   conv.cpp        conv1d, and unfold1d / fold1d (im2col and its adjoint)
 //   pooling.cpp     max_pool1d, max_over_time, mean_over_time
@@ -56,8 +58,17 @@ Variable sqrt(const Variable& x);
 Variable tanh(const Variable& x);
 Variable sigmoid(const Variable& x);
 Variable relu(const Variable& x);
-Variable gelu(const Variable& x);  // exact: x·Φ(x)
-Variable abs(const Variable& x);   // gradient sign(x), 0 at 0 as PyTorch
+Variable gelu(const Variable& x);   // exact: x·Φ(x)
+Variable log1p(const Variable& x);  // log(1 + x), accurate for small x
+// x where x > 0, else negative_slope·x, as torch.nn.functional.leaky_relu.
+Variable leaky_relu(const Variable& x, double negative_slope = 0.01);
+// x·σ(x), PyTorch's silu (swish).
+Variable silu(const Variable& x);
+// x where x > 0, else alpha·(e^x - 1).
+Variable elu(const Variable& x, double alpha = 1.0);
+// log(1 + e^(beta·x)) / beta, and x where beta·x > threshold, as torch.nn.functional.softplus.
+Variable softplus(const Variable& x, double beta = 1.0, double threshold = 20.0);
+Variable abs(const Variable& x);  // gradient sign(x), 0 at 0 as PyTorch
 
 // ---- linear algebra ----
 // [M,K] @ [K,N] -> [M,N]; batched for rank > 2, with batch dimensions broadcast.
@@ -82,6 +93,8 @@ Variable concat(const std::vector<Variable>& xs, int64_t dim);
 Variable stack(const std::vector<Variable>& xs, int64_t dim = 0);
 Variable unsqueeze(const Variable& x, int64_t dim);
 Variable squeeze(const Variable& x, int64_t dim);
+// Dimensions start_dim..end_dim merged into one, as torch.flatten: (N, C, L) -> (N, C·L) with start_dim 1.
+Variable flatten(const Variable& x, int64_t start_dim = 0, int64_t end_dim = -1);
 // x repeated along broadcast dimensions to `shape` (NumPy rules); the gradient is summed back.
 Variable expand(const Variable& x, const Shape& shape);
 // x summed over the dimensions that broadcasting to x.shape() would repeat: the inverse of expand, and
@@ -215,6 +228,42 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
 // from the logits so that it is stable for large |logits|.
 Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& targets);
 
+// How a loss turns its per-element values into its result, as PyTorch's `reduction` argument: their mean
+// (the default), their sum, or all of them (None: the input's shape).
+enum class Reduction { Mean, Sum, None };
+// Options of mse_loss and l1_loss.
+struct LossOptions {
+  Reduction reduction = Reduction::Mean;
+};
+struct SmoothL1LossOptions {
+  Reduction reduction = Reduction::Mean;
+  double beta = 1.0;  // where the quadratic part ends; 0 gives l1_loss
+};
+struct HuberLossOptions {
+  Reduction reduction = Reduction::Mean;
+  double delta = 1.0;  // where the quadratic part ends
+};
+struct NLLLossOptions {
+  int64_t ignore_index = -100;  // targets equal to this count neither in the loss nor in the mean
+  Reduction reduction = Reduction::Mean;
+};
+// The regression losses of input and target of one shape (a different shape is an error, where PyTorch
+// broadcasts with a warning), each differentiable in both, as PyTorch's of the same names:
+//   mse_loss        (x - t)²
+//   l1_loss         |x - t|, with gradient sign(x - t), 0 at 0
+//   smooth_l1_loss  0.5·d²/beta where |d| < beta, else |d| - 0.5·beta (d = x - t)
+//   huber_loss      0.5·d² where |d| < delta, else delta·(|d| - 0.5·delta)
+//   auto loss = mse_loss(model.forward(x), y);  mse_loss(out, y, {.reduction = Reduction::Sum});
+Variable mse_loss(const Variable& input, const Variable& target, LossOptions options = {});
+Variable l1_loss(const Variable& input, const Variable& target, LossOptions options = {});
+Variable smooth_l1_loss(const Variable& input, const Variable& target, SmoothL1LossOptions options = {});
+Variable huber_loss(const Variable& input, const Variable& target, HuberLossOptions options = {});
+// The negative log-likelihood of int64 class targets (N) under log-probabilities (N, C) (log_softmax's
+// output): -input[n, target[n]], so nll_loss(log_softmax(x, 1), t) is cross_entropy(x, t). Ignored rows
+// count in neither the loss nor the mean; if every row is ignored the mean is 0, as cross_entropy's
+// (PyTorch: NaN).
+Variable nll_loss(const Variable& input, const Tensor& target, NLLLossOptions options = {});
+
 // ---- queries: not differentiable, so they return plain tensors (PyTorch's have no graph either) ----
 // The index of the largest entry along dim (the first of ties), int64.
 Tensor argmax(const Variable& x, int64_t dim, bool keepdim = false);
@@ -236,6 +285,8 @@ Variable relu_backward(const Variable& g, const Tensor& x);
 Variable gelu_backward(const Variable& g, const Variable& x);
 // pow: g·p·x^(p-1).
 Variable pow_backward(const Variable& g, const Variable& x, double exponent);
+// leaky_relu: g where x > 0, else negative_slope·g.
+Variable leaky_relu_backward(const Variable& g, const Tensor& x, double negative_slope);
 // clamp: g where min <= x <= max, else 0.
 Variable clamp_backward(const Variable& g, const Tensor& x, std::optional<double> min,
                         std::optional<double> max);

@@ -1,7 +1,12 @@
-// The losses as differentiable ops: their checks and recorded backwards. The fused kernels and the
-// formulas are in tensor/loss.h.
-#include "tensor/loss.h"
+// The losses as differentiable ops. cross_entropy and binary_cross_entropy_with_logits are fused kernels
+// (tensor/loss.h, with the formulas) with recorded backwards; the regression losses and nll_loss are
+// compositions of differentiable ops.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "autograd/functions.h"
+#include "tensor/loss.h"
 #include "tensor/ops.h"
 
 namespace minigrad {
@@ -67,6 +72,110 @@ Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable
                   return {needs[0] ? mul(sub(sigmoid(x), st.variable()), scale) : Variable(),
                           needs[1] ? mul(neg(x), scale) : Variable()};
                 });
+}
+
+// ---- the regression losses and nll_loss: compositions of differentiable ops, so every derivative comes
+// from their parts ----
+
+namespace {
+
+Variable reduce(const Variable& per_element, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::Mean:
+      return mean(per_element);
+    case Reduction::Sum:
+      return sum(per_element);
+    case Reduction::None:
+      break;
+  }
+  return per_element;
+}
+
+// input - target, once both are checked: defined, one shape.
+Variable difference(const char* op, const Variable& input, const Variable& target) {
+  if (!input.defined() || !target.defined()) throw ValueError(op, "an operand is undefined");
+  if (input.shape() != target.shape()) {
+    throw ShapeError(op, "input of shape " + input.shape().str() + " and target of shape " +
+                             target.shape().str() + " differ (minigrad does not broadcast a loss's target)");
+  }
+  return sub(input, target);
+}
+
+}  // namespace
+
+Variable mse_loss(const Variable& input, const Variable& target, LossOptions options) {
+  const Variable d = difference("mse_loss", input, target);
+  return reduce(mul(d, d), options.reduction);
+}
+
+Variable l1_loss(const Variable& input, const Variable& target, LossOptions options) {
+  return reduce(abs(difference("l1_loss", input, target)), options.reduction);
+}
+
+Variable smooth_l1_loss(const Variable& input, const Variable& target, SmoothL1LossOptions options) {
+  if (!(options.beta >= 0)) {
+    throw ValueError("smooth_l1_loss", "beta must be at least 0, got " + std::to_string(options.beta));
+  }
+  if (options.beta == 0) return l1_loss(input, target, {.reduction = options.reduction});
+  const Variable d = difference("smooth_l1_loss", input, target);
+  const Variable magnitude = abs(d);
+  // |d| >= beta takes the linear part; a NaN fails the comparison and takes the quadratic one, whose
+  // gradient d/beta is NaN there, as PyTorch's. The quadratic part sees 0 where it is not taken, so that an
+  // infinite d cannot make 0·inf in its backward.
+  const Tensor linear = ge(magnitude.data(), options.beta);
+  const Variable small = masked_fill(d, linear, 0.0);
+  const Variable per_element =
+      where(linear, add(magnitude, -0.5 * options.beta), mul(mul(small, small), 0.5 / options.beta));
+  return reduce(per_element, options.reduction);
+}
+
+Variable huber_loss(const Variable& input, const Variable& target, HuberLossOptions options) {
+  if (!(options.delta > 0)) {
+    throw ValueError("huber_loss", "delta must be positive, got " + std::to_string(options.delta));
+  }
+  // delta·smooth_l1 with beta = delta: 0.5·d² inside, delta·(|d| - 0.5·delta) outside.
+  return mul(smooth_l1_loss(input, target, {.reduction = options.reduction, .beta = options.delta}),
+             options.delta);
+}
+
+Variable nll_loss(const Variable& input, const Tensor& target, NLLLossOptions options) {
+  constexpr const char* op = "nll_loss";
+  if (!input.defined() || !target.defined()) throw ValueError(op, "an operand is undefined");
+  if (input.rank() != 2) throw ShapeError(op, "input must be [N, C], got " + input.shape().str());
+  check_dtype(op, "the targets (class indices)", target, DType::Int64);
+  const int64_t n = input.shape()[0], classes = input.shape()[1];
+  if (target.shape() != Shape{n}) {
+    throw ShapeError(op, "targets of shape " + target.shape().str() + " do not match input of shape " +
+                             input.shape().str() + " (expected [" + std::to_string(n) + "])");
+  }
+  // chosen[n, c]: c is row n's target (an ignored row chooses nothing).
+  const std::vector<int64_t> ids = target.to_vector<int64_t>();
+  std::vector<bool> chosen(static_cast<size_t>(n * classes), false);
+  int64_t counted = 0;
+  for (int64_t row = 0; row < n; ++row) {
+    const int64_t t = ids[static_cast<size_t>(row)];
+    if (t == options.ignore_index) continue;
+    if (t < 0 || t >= classes) {
+      throw IndexError(
+          op, "target " + std::to_string(t) + " is out of range for " + std::to_string(classes) + " classes");
+    }
+    chosen[static_cast<size_t>(row * classes + t)] = true;
+    ++counted;
+  }
+  // where, not a product with a one-hot mask: a -inf log-probability of another class must not become
+  // 0·(-inf) = NaN.
+  const Variable zero(Tensor::scalar(0, input.dtype()));
+  const Variable per_row =
+      neg(sum(where(Tensor::from_vector(chosen, {n, classes}), input, zero), {1}));  // (N)
+  switch (options.reduction) {
+    case Reduction::Mean:
+      return div(sum(per_row), static_cast<double>(std::max<int64_t>(counted, 1)));
+    case Reduction::Sum:
+      return sum(per_row);
+    case Reduction::None:
+      break;
+  }
+  return per_row;
 }
 
 }  // namespace minigrad

@@ -26,6 +26,12 @@ Variable log(const Variable& x) {
                 });
 }
 
+// (log(1 + x))' = 1 / (1 + x), a formula of the input (autograd/pointwise.h)
+Variable log1p(const Variable& x) {
+  return pointwise({"log1p", "log1p_backward"}, x, log1p(x.data()), DerivativeOf::Input,
+                   [](auto x) { return 1 / (1 + x); });
+}
+
 // ---- sqrt, tanh, sigmoid: a derivative formula of the output y (autograd/pointwise.h) ----
 
 // (√x)' = 1 / (2√x) = 1 / (2y)
@@ -61,6 +67,46 @@ Variable relu(const Variable& x) {
                 [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
                   return {relu_backward(g, sx.get())};
                 });
+}
+
+// ---- leaky_relu: 1 where x > 0, else negative_slope ----
+
+Variable leaky_relu_backward(const Variable& g, const Tensor& x, double negative_slope) {
+  // Linear in g with constant slopes: d/dg is this op again, and x gets no gradient.
+  return record("leaky_relu_backward", leaky_relu_backward(g.data(), x, negative_slope), {g},
+                [sx = SavedTensor(x), negative_slope](const Variable& gg, NeedsGrad) -> VariableGrads {
+                  return {leaky_relu_backward(gg, sx.get(), negative_slope)};
+                });
+}
+
+Variable leaky_relu(const Variable& x, double negative_slope) {
+  return record("leaky_relu", leaky_relu(x.data(), negative_slope), {x},
+                [sx = SavedTensor(x), negative_slope](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {leaky_relu_backward(g, sx.get(), negative_slope)};
+                });
+}
+
+// ---- silu, elu, softplus: compositions, so every derivative comes from their parts ----
+// A branch a `where` does not choose still has its backward run with a zero gradient, and 0·inf is NaN;
+// so each branch that could overflow is fed its input only where it is chosen (masked_fill elsewhere).
+
+// x·σ(x), PyTorch's SiLU (swish)
+Variable silu(const Variable& x) {
+  return mul(x, sigmoid(x));
+}
+
+// x where x > 0, else alpha·(e^x - 1)
+Variable elu(const Variable& x, double alpha) {
+  const Tensor positive = gt(x.data(), 0.0);
+  return where(positive, x, mul(add(exp(masked_fill(x, positive, 0.0)), -1.0), alpha));
+}
+
+// log(1 + e^(beta·x)) / beta, and x itself where beta·x > threshold (where the two agree to float64's
+// precision), as PyTorch's Softplus.
+Variable softplus(const Variable& x, double beta, double threshold) {
+  const Variable z = mul(x, beta);
+  const Tensor linear = gt(z.data(), threshold);
+  return where(linear, x, div(log1p(exp(masked_fill(z, linear, 0.0))), beta));
 }
 
 // ---- gelu(x) = x·Φ(x): gelu'(x) = Φ(x) + x·φ(x), gelu''(x) = φ(x)·(2 - x²), φ the normal density ----

@@ -149,6 +149,9 @@ Tensor exp(const Tensor& x) {
 Tensor log(const Tensor& x) {
   return map_float("log", x, [](auto v) { return std::log(v); });
 }
+Tensor log1p(const Tensor& x) {
+  return map_float("log1p", x, [](auto v) { return std::log1p(v); });
+}
 Tensor sqrt(const Tensor& x) {
   return map_float("sqrt", x, [](auto v) { return std::sqrt(v); });
 }
@@ -162,6 +165,11 @@ Tensor relu(const Tensor& x) {
   // Written `v < 0 ? 0 : v`, not `v > 0 ? v : 0`: a comparison with NaN is false, so NaN stays NaN (as in
   // PyTorch) instead of turning into a silent 0 that hides a broken batch. -0 and 0 give 0 either way.
   return map_float("relu", x, [](auto v) { return v < 0 ? decltype(v)(0) : v; });
+}
+Tensor leaky_relu(const Tensor& x, double negative_slope) {
+  return map_float("leaky_relu", x, [negative_slope](auto v) {
+    return v > 0 ? v : v * decltype(v)(negative_slope);  // NaN: NaN·slope is NaN
+  });
 }
 Tensor gelu(const Tensor& x) {
   return map_float("gelu", x, [](auto v) {
@@ -318,6 +326,11 @@ Tensor clamp_backward(const Tensor& g, const Tensor& x, std::optional<double> mi
 // so a NaN input keeps its upstream gradient, as in PyTorch, rather than a silent 0.
 Tensor relu_backward(const Tensor& g, const Tensor& x) {
   return zip_float("relu_backward", g, x, [](auto g, auto x) { return x <= 0 ? decltype(g)(0) : g; });
+}
+
+Tensor leaky_relu_backward(const Tensor& g, const Tensor& x, double negative_slope) {
+  return zip_float("leaky_relu_backward", g, x,
+                   [negative_slope](auto g, auto x) { return x > 0 ? g : g * decltype(g)(negative_slope); });
 }
 
 namespace {

@@ -43,10 +43,14 @@ Tensor abs(const Tensor& x);
 Tensor sign(const Tensor& x);
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
+// log(1 + x), accurate for small x.
+Tensor log1p(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
+// x where x > 0, else negative_slope·x (NaN stays NaN).
+Tensor leaky_relu(const Tensor& x, double negative_slope);
 // The exact GELU of Hendrycks and Gimpel, x·Φ(x) with Φ the standard normal CDF (PyTorch's default).
 Tensor gelu(const Tensor& x);
 
@@ -122,6 +126,8 @@ inline Tensor operator-(const Tensor& x) {
 // ---- backward kernels: each an op's gradient, g the gradient of the op's output ----
 // relu: g where x > 0, else 0 (x enters only through its sign, a constant).
 Tensor relu_backward(const Tensor& g, const Tensor& x);
+// leaky_relu: g where x > 0, else negative_slope·g (PyTorch's formula: a NaN x gets negative_slope·g).
+Tensor leaky_relu_backward(const Tensor& g, const Tensor& x, double negative_slope);
 // gelu: g·(Φ(x) + x·φ(x)).
 Tensor gelu_backward(const Tensor& g, const Tensor& x);
 // pow: g·p·x^(p-1).

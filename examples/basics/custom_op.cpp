@@ -1,5 +1,6 @@
 // Your own differentiable op: softplus(x) = log(1 + eˣ), a smooth relu, and the checks that its gradient
-// is right.
+// is right. (minigrad has its own softplus, with PyTorch's beta and threshold; this one is written from
+// scratch to show how an op is made.)
 //
 // An op is a function on Variables that computes its result with the tensor layer (x.data() is the
 // Tensor inside x) and hands it to record() with its inputs and its backward function, written right
@@ -15,7 +16,7 @@
 
 using namespace minigrad;
 
-Variable softplus(const Variable& x) {
+Variable my_softplus(const Variable& x) {
   // log(1 + eˣ) = max(x, 0) + log(1 + e^-|x|): the same value, but e^-|x| <= 1 cannot overflow.
   const Tensor& v = x.data();
   Tensor y = add(relu(v), log(add(exp(neg(abs(v))), 1.0)));
@@ -28,7 +29,7 @@ Variable softplus(const Variable& x) {
 int main() {
   // Values and slopes a reader can check: softplus(0) = log 2 = 0.6931 and its slope there is 1/2.
   Variable x(Tensor::from_values({-2, 0, 3}, {3}, DType::Float64), true);
-  Variable y = softplus(x);
+  Variable y = my_softplus(x);
   sum(y).backward();
   std::cout << "softplus(x) = " << y.data() << "\n";
   std::cout << "x.grad()    = " << x.grad() << "\n";
@@ -38,7 +39,7 @@ int main() {
   // Both in float64, with PyTorch's tolerances (eps 1e-6, atol 1e-5, rtol 1e-3).
   Generator gen(0);
   Variable a(Tensor::normal({4, 3}, 0, 2, DType::Float64, &gen), true);
-  auto f = [](const std::vector<Variable>& in) { return softplus(in[0]); };
+  auto f = [](const std::vector<Variable>& in) { return my_softplus(in[0]); };
   std::cout << "gradcheck:     " << (gradcheck(f, {a}).passed ? "passed" : "FAILED") << "\n";
   std::cout << "gradgradcheck: " << (gradgradcheck(f, {a}).passed ? "passed" : "FAILED") << "\n";
 }

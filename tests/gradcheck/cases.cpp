@@ -160,6 +160,25 @@ std::vector<GradcheckCase> build() {
       "gelu", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
       [](In x) { return gelu(x[0]); });
   add_case(
+      "log1p", [](Generator& g) { return Inputs{positive(g, {size_in(g, 2, 6)})}; },
+      [](In x) { return log1p(x[0]); });
+  add_case(
+      "leaky_relu (0.2)", [](Generator& g) { return Inputs{away_from_zero(g, {size_in(g, 2, 6)})}; },
+      [](In x) { return leaky_relu(x[0], 0.2); });
+  add_case(
+      "silu", [](Generator& g) { return Inputs{normal(g, {size_in(g, 2, 6)})}; },
+      [](In x) { return silu(x[0]); });
+  add_case(
+      "elu (1.5)", [](Generator& g) { return Inputs{away_from_zero(g, {size_in(g, 2, 6)})}; },
+      [](In x) { return elu(x[0], 1.5); });
+  add_case(
+      "softplus (beta 2, threshold 1.5: both parts)",
+      // 21 to 27 distinct values from -1 to 1.7, each at least 0.04 from the switch at x = 0.75
+      [](Generator& g) {
+        return Inputs{distinct(g, {size_in(g, 7, 9), 3})};
+      },
+      [](In x) { return softplus(x[0], 2.0, 1.5); });
+  add_case(
       "abs", [](Generator& g) { return Inputs{away_from_zero(g, {size_in(g, 2, 6)})}; },
       [](In x) { return abs(x[0]); });
   add_case(
@@ -528,6 +547,38 @@ std::vector<GradcheckCase> build() {
         return Inputs{normal(g, s), Variable(Tensor::uniform(s, 0.1, 0.9, F64, &g), true)};
       },
       [](In x) { return binary_cross_entropy_with_logits(x[0], x[1]); });
+  add_case(
+      "mse_loss and l1_loss",
+      [](Generator& g) {
+        const Shape s{size_in(g, 1, 3), size_in(g, 2, 4)};
+        return Inputs{normal(g, s), normal(g, s)};
+      },
+      [](In x) { return mse_loss(x[0], x[1]) + l1_loss(x[0], x[1], {.reduction = Reduction::Sum}); });
+  add_case(
+      "smooth_l1_loss (beta 0.35) and huber_loss (delta 0.45, none)",
+      [](Generator& g) {
+        // x drawn distinct and t zero: |x - t| stays 0.01 or more from both kinks.
+        const Variable x = distinct(g, {size_in(g, 3, 5), 4});
+        return Inputs{x, Variable(Tensor::zeros(x.shape(), F64), true)};
+      },
+      [](In x) {
+        return smooth_l1_loss(x[0], x[1], {.beta = 0.35}) * 3.0 +
+               huber_loss(x[0], x[1], {.reduction = Reduction::None, .delta = 0.45});
+      });
+  add_case(
+      "nll_loss (ignore_index)",
+      [](Generator& g) {
+        return Inputs{normal(g, {4, size_in(g, 3, 5)})};
+      },
+      [](In x) {
+        return nll_loss(log_softmax(x[0], 1), Tensor::from_vector<int64_t>({2, -100, 1, 0}, {4}));
+      });
+  add_case(
+      "flatten (1)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, size_in(g, 1, 3), 3})};
+      },
+      [](In x) { return flatten(x[0], 1); });
 
   // ---- attention: both kernels, every kind of mask at once, dropout with a fixed seed ----
   for (AttentionKernel kernel : {AttentionKernel::Fused, AttentionKernel::Composed}) {

@@ -41,6 +41,24 @@ BOOST_AUTO_TEST_CASE(sequential_prints_as_a_tree_as_pytorch_does) {
              ")");
 }
 
+BOOST_AUTO_TEST_CASE(the_modules_print_and_compute_as_pytorchs) {
+  Sequential model(std::make_shared<Flatten>(), std::make_shared<LeakyReLU>(0.2), std::make_shared<SiLU>(),
+                   std::make_shared<ELU>(), std::make_shared<Softplus>(), std::make_shared<Identity>(),
+                   std::make_shared<LogSoftmax>(1), std::make_shared<Softmax>(-1));
+  std::ostringstream out;
+  out << model;
+  const std::string printed = out.str();
+  for (const char* line : {"(0): Flatten(start_dim=1, end_dim=-1)", "(1): LeakyReLU(negative_slope=0.2)",
+                           "(2): SiLU()", "(3): ELU(alpha=1)", "(4): Softplus(beta=1, threshold=20)",
+                           "(5): Identity()", "(6): LogSoftmax(dim=1)", "(7): Softmax(dim=-1)"}) {
+    BOOST_TEST(printed.find(line) != std::string::npos, line << " in\n" << printed);
+  }
+  const Variable x(Tensor::normal({2, 3, 2}, 0, 1, DType::Float64));
+  const Variable expected =
+      softmax(log_softmax(softplus(elu(silu(leaky_relu(reshape(x, {2, 6}), 0.2)))), 1), -1);
+  expect_close(model.forward(x).data(), expected.data().to_vector(), 0);
+}
+
 BOOST_AUTO_TEST_CASE(activation_modules_compute_their_functions) {
   const Variable x(Tensor::from_values({-2, -0.5, 0.5, 2}, {4}, DType::Float64));
   expect_equal(ReLU().forward(x).data(), relu(x).data().to_vector<double>());

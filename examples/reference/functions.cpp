@@ -1,0 +1,184 @@
+// minigrad-functions-reference: runs the losses, activations and selection ops on random float64 inputs
+// with a random upstream gradient, and writes each case's inputs, output and gradients to a safetensors
+// file, for scripts/compare-functions-with-pytorch.py to run the same calls through PyTorch 1.13 and
+// compare. A case's name says which PyTorch call it is.
+//
+//   minigrad-functions-reference --out /tmp/functions
+//   /usr/bin/python3 scripts/compare-functions-with-pytorch.py /tmp/functions
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <iostream>
+
+#include "minigrad.h"
+
+namespace {
+
+using namespace minigrad;
+constexpr DType F64 = DType::Float64;
+
+// The inputs of a case: x always; t (a second operand, or class targets stored as float64) if used.
+struct Inputs {
+  Variable x, t;
+  Tensor ids;  // int64 class targets, for nll_loss
+};
+
+struct Case {
+  std::string name;  // the key compare-functions-with-pytorch.py looks up
+  std::function<Inputs()> make;
+  std::function<Variable(const Inputs&)> f;
+};
+
+Variable normal(const Shape& shape) {
+  return Variable(Tensor::normal(shape, 0, 2, F64), true);
+}
+
+Inputs x_only(const Shape& shape) {
+  return {normal(shape), {}, {}};
+}
+Inputs x_and_t(const Shape& shape) {
+  return {normal(shape), normal(shape), {}};
+}
+// Log-probabilities of 5 rows over 4 classes, and targets with row 2 ignored (-100).
+Inputs log_probabilities() {
+  return {Variable(log_softmax(Tensor::normal({5, 4}, 0, 2, F64), 1), true),
+          {},
+          Tensor::from_vector<int64_t>({3, 0, -100, 1, 3}, {5})};
+}
+
+std::vector<Case> cases() {
+  return {
+      {"mse_loss",
+       [] {
+         return x_and_t({3, 4});
+       },
+       [](const Inputs& in) { return mse_loss(in.x, in.t); }},
+      {"mse_loss_sum", [] { return x_and_t({6}); },
+       [](const Inputs& in) { return mse_loss(in.x, in.t, {.reduction = Reduction::Sum}); }},
+      {"mse_loss_none",
+       [] {
+         return x_and_t({2, 3});
+       },
+       [](const Inputs& in) { return mse_loss(in.x, in.t, {.reduction = Reduction::None}); }},
+      {"l1_loss",
+       [] {
+         return x_and_t({3, 4});
+       },
+       [](const Inputs& in) { return l1_loss(in.x, in.t); }},
+      {"smooth_l1_loss_beta0.5_sum",
+       [] {
+         return x_and_t({4, 5});
+       },
+       [](const Inputs& in) {
+         return smooth_l1_loss(in.x, in.t, {.reduction = Reduction::Sum, .beta = 0.5});
+       }},
+      {"smooth_l1_loss", [] { return x_and_t({12}); },
+       [](const Inputs& in) { return smooth_l1_loss(in.x, in.t); }},
+      {"huber_loss_delta1.5_none",
+       [] {
+         return x_and_t({3, 4});
+       },
+       [](const Inputs& in) { return huber_loss(in.x, in.t, {.reduction = Reduction::None, .delta = 1.5}); }},
+      {"nll_loss", log_probabilities, [](const Inputs& in) { return nll_loss(in.x, in.ids); }},
+      {"nll_loss_sum", log_probabilities,
+       [](const Inputs& in) { return nll_loss(in.x, in.ids, {.reduction = Reduction::Sum}); }},
+      {"nll_loss_none", log_probabilities,
+       [](const Inputs& in) { return nll_loss(in.x, in.ids, {.reduction = Reduction::None}); }},
+      {"leaky_relu_0.2",
+       [] {
+         return x_only({4, 5});
+       },
+       [](const Inputs& in) { return leaky_relu(in.x, 0.2); }},
+      {"silu",
+       [] {
+         return x_only({4, 5});
+       },
+       [](const Inputs& in) { return silu(in.x); }},
+      {"elu_1.5",
+       [] {
+         return x_only({4, 5});
+       },
+       [](const Inputs& in) { return elu(in.x, 1.5); }},
+      {"softplus_beta2_threshold3",
+       [] {
+         return x_only({4, 5});
+       },
+       [](const Inputs& in) { return softplus(in.x, 2.0, 3.0); }},
+      {"log1p",
+       [] {
+         return Inputs{Variable(Tensor::uniform({4, 5}, -0.9, 3, F64), true), {}, {}};
+       },
+       [](const Inputs& in) { return log1p(in.x); }},
+      {"clamp_-0.5_0.7",
+       [] {
+         return x_only({4, 5});
+       },
+       [](const Inputs& in) { return clamp(in.x, -0.5, 0.7); }},
+      {"maximum",
+       [] {
+         return x_and_t({4, 5});
+       },
+       [](const Inputs& in) { return maximum(in.x, in.t); }},
+      {"minimum",
+       [] {
+         return x_and_t({4, 5});
+       },
+       [](const Inputs& in) { return minimum(in.x, in.t); }},
+      {"where_x_gt_t",
+       [] {
+         return x_and_t({4, 5});
+       },
+       [](const Inputs& in) { return where(gt(in.x.data(), in.t.data()), in.x, in.t); }},
+      {"min_dim1",
+       [] {
+         return x_only({4, 5});
+       },
+       [](const Inputs& in) { return min(in.x, 1); }},
+      {"max_all",
+       [] {
+         return x_only({4, 5});
+       },
+       [](const Inputs& in) { return max(in.x); }},
+      {"flatten_1",
+       [] {
+         return x_only({2, 3, 4});
+       },
+       [](const Inputs& in) { return flatten(in.x, 1); }},
+  };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Write the losses', activations' and selection ops' inputs, outputs and gradients for comparison "
+      "with PyTorch."};
+  std::string out = "out/functions-reference";
+  app.add_option("--out", out, "Folder for function_*.safetensors")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    std::filesystem::create_directories(out);
+    manual_seed(11);
+    for (const Case& c : cases()) {
+      const Inputs in = c.make();
+      const Variable y = c.f(in);
+      const Tensor v = Tensor::normal(y.shape(), 0, 1, F64);  // the upstream gradient
+      y.backward(v);
+      std::vector<std::pair<std::string, Tensor>> tensors = {
+          {"x", in.x.data()}, {"x.grad", in.x.grad()}, {"v", v}, {"y", y.data()}};
+      if (in.t.defined()) {
+        tensors.emplace_back("t", in.t.data());
+        tensors.emplace_back("t.grad", in.t.grad());
+      }
+      if (in.ids.defined()) tensors.emplace_back("ids", in.ids.to(F64));
+      const std::string path = out + "/function_" + c.name + ".safetensors";
+      save_safetensors(path, tensors, {{"case", c.name}});
+      std::cout << "wrote " << path << "\n";
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,111 @@
+// The regression losses, nll_loss and the activations added for PyTorch users, at the special values
+// (NaN, ±inf, 0) where a composition can go wrong (0·inf in a branch not taken), against PyTorch 1.13's
+// values in both dtypes; their values elsewhere are checked against PyTorch by
+// functions_parity_with_pytorch, and their gradients by the gradcheck catalogue.
+#include <functional>
+#include <limits>
+
+#include "test_helpers.h"
+
+using namespace minigrad;
+using namespace minigrad::testing;
+
+namespace {
+constexpr DType F64 = DType::Float64;
+const double kNan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+
+Variable zeros_of(const Variable& x) {
+  return Variable(Tensor::zeros(x.shape(), x.dtype()));
+}
+
+struct Expected {
+  const char* name;
+  std::function<Variable(const Variable&)> f;
+  std::vector<double> value, grad;  // PyTorch's at x = [nan, -inf, 0, inf], upstream gradient ones
+};
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(losses_and_activations)
+
+BOOST_AUTO_TEST_CASE(special_values_are_pytorchs) {
+  // torch.nn.functional's ops on x = [nan, -inf, 0, inf]; the losses against a target of zeros with
+  // reduction='none'.
+  const std::vector<Expected> cases = {
+      {"leaky_relu(0.1)",
+       [](const Variable& x) { return leaky_relu(x, 0.1); },
+       {kNan, -inf, 0, inf},
+       {0.1, 0.1, 0.1, 1}},
+      {"silu", [](const Variable& x) { return silu(x); }, {kNan, kNan, 0, inf}, {kNan, kNan, 0.5, kNan}},
+      {"elu(1.5)", [](const Variable& x) { return elu(x, 1.5); }, {kNan, -1.5, 0, inf}, {kNan, 0, 1.5, 1}},
+      {"softplus(2, 20)",
+       [](const Variable& x) { return softplus(x, 2.0, 20.0); },
+       {kNan, 0, std::log(2.0) / 2, inf},
+       {kNan, 0, 0.5, 1}},
+      {"l1_loss",
+       [](const Variable& x) { return l1_loss(x, zeros_of(x), {Reduction::None}); },
+       {kNan, inf, 0, inf},
+       {0, -1, 0, 1}},
+      {"smooth_l1_loss",
+       [](const Variable& x) { return smooth_l1_loss(x, zeros_of(x), {.reduction = Reduction::None}); },
+       {kNan, inf, 0, inf},
+       {kNan, -1, 0, 1}},
+      {"huber_loss(delta 2)",
+       [](const Variable& x) {
+         return huber_loss(x, zeros_of(x), {.reduction = Reduction::None, .delta = 2});
+       },
+       {kNan, inf, 0, inf},
+       {kNan, -2, 0, 2}},
+      {"mse_loss",
+       [](const Variable& x) { return mse_loss(x, zeros_of(x), {Reduction::None}); },
+       {kNan, inf, 0, inf},
+       {kNan, -inf, 0, inf}},
+  };
+  for (DType dtype : {DType::Float32, F64}) {
+    for (const Expected& c : cases) {
+      BOOST_TEST_CONTEXT(c.name << " in " << dtype_name(dtype)) {
+        Variable x = leaf({kNan, -inf, 0, inf}, {4}, dtype);
+        Variable y = c.f(x);
+        expect_close(y.data(), c.value);
+        y.backward(Tensor::ones({4}, dtype));
+        expect_close(x.grad(), c.grad);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(nll_loss_picks_each_rows_target_and_ignores_what_it_is_told_to) {
+  // F.nll_loss([[0, -inf, nan], [1, 2, 3]], [1, 0]): inf, gradient -1/2 at each target; with both rows
+  // ignored PyTorch's mean is NaN, minigrad's 0 (as its cross_entropy).
+  Variable x = leaf({0, -inf, kNan, 1, 2, 3}, {2, 3});
+  Variable loss = nll_loss(x, ids_of({1, 0}));
+  BOOST_TEST(loss.item() == inf);
+  loss.backward();
+  expect_equal(x.grad(), {0, -0.5, 0, -0.5, 0, 0});
+  BOOST_TEST(nll_loss(x, ids_of({-100, -100})).item() == 0);
+  expect_equal(nll_loss(x, ids_of({2, 1}), {.reduction = Reduction::None}).data(), {-kNan, -2});
+  // nll_loss of log_softmax is cross_entropy.
+  Variable z = leaf({0.5, -1, 2, 0.25, 3, -2}, {2, 3});
+  expect_close(nll_loss(log_softmax(z, 1), ids_of({2, 0})).data(), {cross_entropy(z, ids_of({2, 0})).item()},
+               1e-15);
+  expect_error<IndexError>(
+      [&] {
+        nll_loss(x, ids_of({3, 0}));
+      },
+      "nll_loss: target 3 is out of range for 3 classes");
+  expect_error<ShapeError>([&] { nll_loss(x, ids_of({1})); },
+                           "nll_loss: targets of shape [1] do not match input of shape [2,3] (expected [2])");
+}
+
+BOOST_AUTO_TEST_CASE(a_loss_refuses_a_target_of_another_shape) {
+  expect_error<ShapeError>(
+      [] {
+        mse_loss(Variable(Tensor::zeros({3, 1})), Variable(Tensor::zeros({3})));
+      },
+      "mse_loss: input of shape [3,1] and target of shape [3] differ (minigrad does not broadcast a loss's "
+      "target)");
+  expect_error<ValueError>(
+      [] { huber_loss(Variable(Tensor::zeros({3})), Variable(Tensor::zeros({3})), {.delta = 0}); },
+      "huber_loss: delta must be positive, got 0.000000");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
