@@ -80,15 +80,17 @@ Variable rdiv(double s, const Variable& x) {
 }
 
 Variable pow_backward(const Variable& g, const Variable& x, double exponent) {
-  // d/dg = p·x^(p-1): this op again. d/dx = g·p·(p-1)·x^(p-2) = p · pow_backward(g, x, p - 1).
-  return record(
-      "pow_backward", pow_backward(g.data(), x.data(), exponent), {g, x},
-      [sg = save_if(g, x.requires_grad()), sx = SavedTensor(x), exponent](const Variable& gg,
-                                                                          NeedsGrad needs) -> VariableGrads {
-        return {needs[0] ? pow_backward(gg, sx.variable(), exponent) : Variable(),
-                needs[1] ? mul(pow_backward(mul(gg, sg.variable()), sx.variable(), exponent - 1), exponent)
-                         : Variable()};
-      });
+  // d/dg = p·x^(p-1): this op again. d/dx = g·p·(p-1)·x^(p-2) = p · pow_backward(g, x, p - 1), and 0 for
+  // p = 0, where the first derivative is the constant 0 (not 0·x^-1, NaN at x = 0), as PyTorch.
+  return record("pow_backward", pow_backward(g.data(), x.data(), exponent), {g, x},
+                [sg = save_if(g, x.requires_grad()), sx = SavedTensor(x), exponent](
+                    const Variable& gg, NeedsGrad needs) -> VariableGrads {
+                  return {
+                      needs[0] ? pow_backward(gg, sx.variable(), exponent) : Variable(),
+                      needs[1] && exponent != 0
+                          ? mul(pow_backward(mul(gg, sg.variable()), sx.variable(), exponent - 1), exponent)
+                          : Variable()};
+                });
 }
 
 Variable pow(const Variable& x, double exponent) {

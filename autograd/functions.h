@@ -300,8 +300,9 @@ Variable max_backward(const Variable& g, const Tensor& indices, const Shape& fro
 // embedding: the table's gradient [V, D], each row the sum of g's rows that looked it up (a scatter-add).
 Variable embedding_backward(const Variable& g, const Tensor& ids, int64_t vocab, int64_t padding_idx);
 // cross_entropy: (softmax(logits) - smoothed targets)·g/count on counted rows (tensor/loss.h).
-Variable cross_entropy_backward(const Variable& g, const Variable& logits, const Tensor& lse,
-                                const Tensor& targets, const CrossEntropyOptions& options);
+Variable cross_entropy_backward(const Variable& g, const Variable& logits, const Tensor& row_max,
+                                const Tensor& log_total, const Tensor& targets,
+                                const CrossEntropyOptions& options);
 // layer_norm: the gradients of x, weight and bias from the forward's per-row mean and rstd: the fused
 // kernel (tensor/layer_norm.h) when nothing records; when the gradient is recorded
 // (create_graph), the same formulas composed from differentiable ops, which a three-output kernel cannot

@@ -11,13 +11,14 @@
 
 namespace minigrad {
 
-Variable cross_entropy_backward(const Variable& g, const Variable& logits, const Tensor& lse,
-                                const Tensor& targets, const CrossEntropyOptions& options) {
+Variable cross_entropy_backward(const Variable& g, const Variable& logits, const Tensor& row_max,
+                                const Tensor& log_total, const Tensor& targets,
+                                const CrossEntropyOptions& options) {
   // dx = (p - q)·w·g with p = softmax(x) and w the row weights. For Σ gg·dx: d/dg = Σ gg·(p - q)·w, and
   // d/dx = softmax_backward(gg·w·g, p), since dx depends on x only through p.
   return record(
-      "cross_entropy_backward", cross_entropy_backward(g.data(), logits.data(), lse, targets, options),
-      {g, logits},
+      "cross_entropy_backward",
+      cross_entropy_backward(g.data(), logits.data(), row_max, log_total, targets, options), {g, logits},
       [sg = save_if(g, logits.requires_grad()), sx = SavedTensor(logits), st = SavedTensor(targets), options](
           const Variable& gg, NeedsGrad needs) -> VariableGrads {
         const Variable x = sx.variable();
@@ -45,11 +46,11 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
                      "label_smoothing must be in [0, 1], got " + std::to_string(options.label_smoothing));
   }
   const Tensor t = targets.contiguous();
-  const auto [loss, lse] = cross_entropy_forward(logits.data(), t, options);
+  const auto [loss, row_max, log_total] = cross_entropy_forward(logits.data(), t, options);
   return record("cross_entropy", loss, {logits},
-                [sx = SavedTensor(logits), slse = SavedTensor(lse), st = SavedTensor(t), options](
-                    const Variable& g, NeedsGrad) -> VariableGrads {
-                  return {cross_entropy_backward(g, sx.variable(), slse.get(), st.get(), options)};
+                [sx = SavedTensor(logits), sm = SavedTensor(row_max), sl = SavedTensor(log_total),
+                 st = SavedTensor(t), options](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {cross_entropy_backward(g, sx.variable(), sm.get(), sl.get(), st.get(), options)};
                 });
 }
 

@@ -285,8 +285,9 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   return out;
 }
 
-// g·p·x^(p-1), fused.
+// g·p·x^(p-1), fused; 0 for p = 0, as PyTorch (not 0·x^-1, which is NaN at x = 0).
 Tensor pow_backward(const Tensor& g, const Tensor& x, double exponent) {
+  if (exponent == 0) return zip_float("pow_backward", g, x, [](auto g, auto) { return decltype(g)(0); });
   return zip_float("pow_backward", g, x, [exponent](auto g, auto x) {
     using T = decltype(x);
     return g * T(exponent) * std::pow(x, T(exponent - 1));

@@ -23,15 +23,21 @@ namespace minigrad {
 #endif
 }
 
-// exp(x) for float32 within about 1.5 ulp, for x already clamped to [-87, 88]:
-//   x = n·ln2 + r with |r| <= ln2/2, so exp(x) = 2^n · exp(r);
-//   exp(r) from a degree-6 polynomial (fitted for relative error on that interval: 0.6 ulp in float32
-//   Horner form); 2^n built directly in the exponent bits.
-[[gnu::always_inline]] inline float exp_of_clamped(float xc) {
+// exp(x) for float32 as p·2^n, within about 1.5 ulp, for x already clamped to [-104, 89]:
+//   x = n·ln2 + r with |r| <= ln2/2, so exp(x) = 2^n · exp(r), and p = exp(r) from a degree-6
+//   polynomial (fitted for relative error on that interval: 0.6 ulp in float32 Horner form).
+// n runs from -150 to 128, past the normal exponents at both ends, so the callers build 2^n in two
+// factors, each in the exponent bits of a float: exp(-87.2) = 1.35e-38 and the subnormals below it down
+// to exp(-103.9) = 1.4e-45 come out as the C library's expf gives them, and so does everything up to the
+// largest float at exp(88.72). The last product rounds once.
+struct ExpParts {
+  float p;
+  int32_t n;
+};
+[[gnu::always_inline]] inline ExpParts exp_parts(float xc) {
   // Adding 1.5·2^23 rounds x/ln2 to an integer and leaves it in the low mantissa bits of t.
   const float t = madd(xc, 1.44269504088896341f, 12582912.0f);
   const float n = t - 12582912.0f;
-  const uint32_t n_bits = std::bit_cast<uint32_t>(t) - 0x4B400000u;
   // r = x - n·ln2, with ln2 split into a short head (exact product) and a tail (Cody and Waite).
   const float r = madd(n, 2.12194440e-4f, madd(n, -0.693359375f, xc));
   float p = 0.001383684459142387f;
@@ -41,22 +47,32 @@ namespace minigrad {
   p = madd(p, r, 0.49999991059303284f);
   p = madd(p, r, 1.0f);
   p = madd(p, r, 1.0f);
-  return p * std::bit_cast<float>((n_bits + 127u) << 23);
+  return {p, std::bit_cast<int32_t>(t) - 0x4B400000};
 }
 
-// exp(x) for any float32. Results below the smallest normal float (x < -87) are flushed to 0, so
-// exp(-inf) = 0 as softmax wants; x > 88 overflows to inf; NaN propagates.
+// 2^e for e in the normal exponents [-126, 127], built in the exponent bits.
+[[gnu::always_inline]] inline float power_of_two(int32_t e) {
+  return std::bit_cast<float>(static_cast<uint32_t>(e + 127) << 23);
+}
+
+// exp(x) for any float32, as the C library's expf: subnormal results below exp(-87.3), 0 below
+// exp(-103.97) (so exp(-inf) = 0 as softmax wants), inf above exp(88.72); NaN propagates.
 [[gnu::always_inline]] inline float fast_exp(float x) {
   // Clamp so the exponent arithmetic stays in range; NaN fails both tests and stays NaN.
-  const float y = exp_of_clamped(x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x));
-  return x < -87.0f ? 0.0f : (x > 88.0f ? std::numeric_limits<float>::infinity() : y);
+  const auto [p, n] = exp_parts(x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x));
+  const int32_t h = n >> 1;  // n in [-150, 128]: h and n - h both in [-75, 64]
+  const float y = p * power_of_two(h) * power_of_two(n - h);
+  return x < -104.0f ? 0.0f : (x > 89.0f ? std::numeric_limits<float>::infinity() : y);
 }
 
 // exp(x) for x <= 0, the argument softmax and cross-entropy have after subtracting the row maximum:
 // without the overflow side, a third fewer instructions than fast_exp around the polynomial, which
-// measured 25-30% faster in softmax's inner loop.
+// measured 25-30% faster in softmax's inner loop. Results below the smallest normal float (x < -87) are
+// 0 here: a probability under 1.2e-38 next to a largest one of 1. Building the subnormals as fast_exp
+// does cost softmax 5-13% of its speed (docs/conventions.md).
 [[gnu::always_inline]] inline float fast_exp_nonpositive(float x) {
-  const float y = exp_of_clamped(x < -87.0f ? -87.0f : x);
+  const auto [p, n] = exp_parts(x < -87.0f ? -87.0f : x);
+  const float y = p * power_of_two(n);
   return x < -87.0f ? 0.0f : y;
 }
 
@@ -71,7 +87,7 @@ namespace minigrad {
 
 // tanh(x) for float32 within about 2 ulp (Cephes' tanhf, written branch-free), from |x| with x's sign:
 // near 0, where 1 - 2/(e^2|x| + 1) would cancel, the polynomial |x| + |x|³·P(x²); elsewhere that
-// formula with fast_exp.
+// formula with exp_parts.
 // glibc's tanhf is a call (into expm1f), which kept recurrent layers' loops scalar: a fifth of an LSTM's
 // time went there.
 [[gnu::always_inline]] inline float fast_tanh(float x) {
@@ -83,8 +99,12 @@ namespace minigrad {
   p = madd(p, z, 1.33314422036e-1f);
   p = madd(p, z, -3.33332819422e-1f);
   const float near_zero = madd(p * z, a, a);
-  // 2|x| > 88 overflows fast_exp to inf, and 2/inf = 0 gives 1; NaN falls through to here and stays NaN.
-  const float far = 1.0f - 2.0f / (fast_exp(2.0f * a) + 1.0f);
+  // e^2|x| for 2|x| >= 1.25 needs no subnormals, so 2^n is built in one factor (fast_exp's second costs
+  // an LSTM step time); 2|x| > 88 gives inf, and 2/inf = 0 gives 1; NaN falls through and stays NaN.
+  const float twice = 2.0f * a;
+  const auto [q, n] = exp_parts(twice > 88.0f ? 88.0f : twice);
+  const float far =
+      1.0f - 2.0f / ((twice > 88.0f ? std::numeric_limits<float>::infinity() : q * power_of_two(n)) + 1.0f);
   return std::copysign(a < 0.625f ? near_zero : far, x);  // odd, and tanh(-0) = -0
 }
 // float64 keeps the C library's, as fast_exp does.

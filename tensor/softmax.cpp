@@ -48,8 +48,10 @@ void softmax_row(const T* x, T* y, int64_t n, int64_t stride) {
     }
   }
   if constexpr (kLog) {
-    const T shift = m + std::log(total);  // log softmax(x) = x - m - log(sum exp(x - m))
-    for (int64_t i = 0; i < n; ++i) y[i * stride] = x[i * stride] - shift;
+    // log softmax(x) = (x - m) - log Σ exp(x - m), in that order: m + log Σ first would round the log Σ
+    // away when the row shares a large offset (x - (1e30 + log 2) is 0 at x = 1e30, not -log 2).
+    const T log_total = std::log(total);
+    for (int64_t i = 0; i < n; ++i) y[i * stride] = (x[i * stride] - m) - log_total;
   } else {
     const T scale = T(1) / total;
     for (int64_t i = 0; i < n; ++i) y[i * stride] *= scale;

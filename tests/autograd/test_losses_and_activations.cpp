@@ -108,4 +108,50 @@ BOOST_AUTO_TEST_CASE(a_loss_refuses_a_target_of_another_shape) {
       "huber_loss: delta must be positive, got 0.000000");
 }
 
+BOOST_AUTO_TEST_CASE(numbers_pytorch_defines_are_pytorchs) {
+  for (DType dtype : {DType::Float32, F64}) {
+    BOOST_TEST_CONTEXT(dtype_name(dtype)) {
+      // torch.pow(x, 0) at [0, 1, -2]: ones, gradient 0 everywhere (not 0·0^-1 = NaN at 0), and so is
+      // pow_backward's derivative in g.
+      Variable x = leaf({0, 1, -2}, {3}, dtype);
+      Variable y = pow(x, 0);
+      expect_equal(y.data(), {1, 1, 1});
+      y.backward(Tensor::ones({3}, dtype), {.create_graph = true});
+      expect_equal(x.grad(), {0, 0, 0});
+      Variable g = leaf({1, 1, 1}, {3}, dtype);
+      pow_backward(g, x, 0).backward(Tensor::ones({3}, dtype));
+      expect_equal(g.grad(), {0, 0, 0});
+      // F.binary_cross_entropy_with_logits at logits [inf, -inf] (reduction='none' is not there: the mean
+      // of two is their sum / 2): t = 0 gives [inf, nan]; t = 0.5 [inf, nan]; t = 1 [nan, nan]. Gradients
+      // sigmoid(x) - t and -x.
+      for (double t : {0.0, 0.5, 1.0}) {
+        Variable logits = leaf({inf}, {1}, dtype), targets = leaf({t}, {1}, dtype);
+        Variable loss = binary_cross_entropy_with_logits(logits, targets);
+        expect_equal(loss.data(), {t == 1 ? kNan : inf});
+        loss.backward();
+        expect_equal(logits.grad(), {1 - t});
+        expect_equal(targets.grad(), {-inf});
+        BOOST_TEST(std::isnan(
+            binary_cross_entropy_with_logits(leaf({-inf}, {1}, dtype), leaf({t}, {1}, dtype)).item()));
+      }
+    }
+  }
+  // F.log_softmax([[1e30, 1e30, 0]]): [-log 2, -log 2, -1e30], not [0, 0, -1e30]: the log Σ term survives a
+  // large common offset; F.cross_entropy with target 0: log 2, gradient [-0.5, 0.5, 0].
+  Variable z = leaf({1e30, 1e30, 0}, {1, 3});
+  expect_close(log_softmax(z, 1).data(), {-std::log(2.0), -std::log(2.0), -1e30}, 1e-15);
+  Variable loss = cross_entropy(z, ids_of({0}));
+  expect_close(loss.data(), {std::log(2.0)}, 1e-15);
+  loss.backward();
+  expect_close(z.grad(), {-0.5, 0.5, 0}, 1e-15);
+  // float32 [1e4, 1e4, 0]: PyTorch's log_softmax [-0.6931472, -0.6931472, -10000.693], and cross_entropy
+  // with target 2: 10000.693359375.
+  Variable w = leaf({1e4, 1e4, 0}, {1, 3}, DType::Float32);
+  expect_close(log_softmax(w, 1).data(), {-0.6931472, -0.6931472, -10000.693359375}, 1e-7);
+  Variable loss32 = cross_entropy(w, ids_of({2}));
+  BOOST_TEST(loss32.item() == 10000.693359375);
+  loss32.backward();
+  expect_close(w.grad(), {0.5, 0.5, -1}, 1e-7);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -106,15 +106,30 @@ BOOST_AUTO_TEST_CASE(float32_exp_is_accurate_and_handles_the_extremes) {
     worst = std::max(worst, std::abs(fast_exp(x) - want) / want);
   }
   BOOST_TEST(worst < 3e-7);  // within about two float32 ulps
+  // Past the normal exponents, as the C library's expf and PyTorch's exp: down through the subnormals
+  // (PyTorch 1.13: exp(-87.2) = 1.347480e-38, exp(-100) = 3.783506e-44, exp(-103) = 1.401298e-45, exp(-104)
+  // = 0), within two ulps or one subnormal step, and up to the largest float.
+  for (float x = -104.5f; x <= 88.72f; x += (x < -87.0f || x > 88.0f) ? 0.00731f : 1.0f) {
+    const double want = static_cast<double>(std::exp(x));
+    BOOST_REQUIRE_MESSAGE(std::abs(fast_exp(x) - want) <= std::max(3e-7 * want, 1.5e-45),
+                          "exp(" << x << ") = " << fast_exp(x) << ", expf says " << want);
+  }
+  BOOST_TEST(fast_exp(-87.2f) == 1.347480e-38f, boost::test_tools::tolerance(1e-6f));
+  BOOST_TEST(fast_exp(-100.0f) == 3.783506e-44f);
+  BOOST_TEST(fast_exp(-103.0f) == 1.401298e-45f);
+  BOOST_TEST(fast_exp(-104.0f) == 0.0f);
+  BOOST_TEST(std::isfinite(fast_exp(88.72f)));
   const float inf = std::numeric_limits<float>::infinity();
+  BOOST_TEST(fast_exp(88.73f) == inf);
   BOOST_TEST(fast_exp(-inf) == 0.0f);
-  BOOST_TEST(fast_exp(-100.0f) == 0.0f);
   BOOST_TEST(fast_exp(inf) == inf);
   BOOST_TEST(fast_exp(100.0f) == inf);
   BOOST_TEST(std::isnan(fast_exp(std::numeric_limits<float>::quiet_NaN())));
   BOOST_TEST(fast_exp(0.0f) == 1.0f);
-  // The variant for x <= 0 agrees with the general one there, -inf included.
-  for (float x = -90.0f; x <= 0.0f; x += 0.0731f) BOOST_REQUIRE(fast_exp_nonpositive(x) == fast_exp(x));
+  // The variant for x <= 0 (softmax's) agrees with the general one down to the smallest normal result,
+  // and is 0 below it, -inf included.
+  for (float x = -87.0f; x <= 0.0f; x += 0.0731f) BOOST_REQUIRE(fast_exp_nonpositive(x) == fast_exp(x));
+  BOOST_TEST(fast_exp_nonpositive(-87.2f) == 0.0f);
   BOOST_TEST(fast_exp_nonpositive(-inf) == 0.0f);
 }
 
