@@ -189,6 +189,11 @@ RecurrentOutput RecurrentBase::forward(const Variable& input, const RecurrentSta
   check_state(layer, "h0", initial.h, state_shape, x.dtype());
   if (cell_ == Cell::LSTM) {
     check_state(layer, "c0", initial.c, state_shape, x.dtype());
+    if (initial.h.defined() != initial.c.defined()) {  // PyTorch's LSTM takes the pair (h0, c0) or neither
+      throw ValueError(
+          layer, std::string(initial.h.defined() ? "h0 is given without c0" : "c0 is given without h0") +
+                     "; pass both, or neither for zeros");
+    }
   } else if (initial.c.defined()) {
     throw ValueError(layer, "has no cell state; pass only h0");
   }

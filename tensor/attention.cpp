@@ -21,6 +21,14 @@ void AttentionMask::check(std::string_view op, int64_t batch, int64_t n_q, int64
       throw ShapeError(op, "valid_lens must be (" + std::to_string(batch) + ") or (" + std::to_string(batch) +
                                ", " + std::to_string(n_q) + "), got " + valid_lens.shape().str());
     }
+    // A length past the keys would mask nothing and hide a batch built for longer sequences.
+    const std::vector<int64_t> lens = valid_lens.to_vector<int64_t>();
+    for (size_t i = 0; i < lens.size(); ++i) {
+      if (lens[i] < 0 || lens[i] > n_k) {
+        throw ValueError(op, "valid_lens[" + std::to_string(i) + "] = " + std::to_string(lens[i]) +
+                                 " is not in 0.." + std::to_string(n_k) + ", the number of keys");
+      }
+    }
   }
   if (key_padding_mask.defined() &&
       (key_padding_mask.dtype() != DType::Bool || key_padding_mask.shape() != Shape{batch, n_k})) {

@@ -200,6 +200,17 @@ uint64_t check_header_length(const std::string& source, const char (&prefix)[8],
   if (file_bytes < 8) reject(source, "only " + std::to_string(file_bytes) + " bytes, too short for a header");
   uint64_t header_bytes;
   std::memcpy(&header_bytes, prefix, 8);
+  // A length that large made of printable characters is the start of a text file (a JSON or CSV file
+  // passed by mistake): say so, rather than quote a length of 8 quintillion bytes.
+  const bool text =
+      std::all_of(prefix, prefix + 8, [](char c) { return c == '\n' || c == '\t' || (c >= 32 && c < 127); });
+  if (text && header_bytes > file_bytes - 8) {
+    std::string shown;  // the 8 characters, with line breaks and tabs written as \n and \t
+    for (char c : std::string_view(prefix, 8))
+      shown += c == '\n' ? "\\n" : c == '\t' ? "\\t" : std::string(1, c);
+    reject(source, "not a safetensors file: it begins with the text \"" + shown +
+                       "\", where a safetensors file begins with its header's length in 8 bytes");
+  }
   if (header_bytes > kMaxHeaderBytes) {
     reject(source, "header length " + std::to_string(header_bytes) + " exceeds the limit of " +
                        std::to_string(kMaxHeaderBytes) + " bytes");

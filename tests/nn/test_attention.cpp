@@ -44,6 +44,17 @@ BOOST_AUTO_TEST_CASE(each_mask_kind_hides_the_right_keys) {
         attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3}, {3})});
       },
       "attention mask: valid_lens must be (2) or (2, 3), got [3]");
+  // A length past the 3 keys would mask nothing (as PyTorch's LSTM, minigrad's refuses the same).
+  expect_error<ValueError>(
+      [&] {
+        attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({3, 4}, {2})});
+      },
+      "attention mask: valid_lens[1] = 4 is not in 0..3, the number of keys");
+  expect_error_containing<ValueError>(
+      [&] {
+        attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({3, -1}, {2})});
+      },
+      "valid_lens[1] = -1 is not in 0..3");
   expect_error<DTypeError>(
       [&] {
         attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<float>({1, 2}, {2})});

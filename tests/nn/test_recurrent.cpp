@@ -167,6 +167,17 @@ BOOST_AUTO_TEST_CASE(bad_input_names_the_layer_and_the_shapes) {
         GRU({.input_size = 3, .hidden_size = 2}).forward(x, {Variable(), Variable(Tensor::zeros({1, 2, 2}))});
       },
       "GRU: has no cell state; pass only h0");
+  // PyTorch's LSTM takes (h0, c0) together: one alone is refused, not paired with zeros.
+  expect_error<ValueError>(
+      [&] {
+        lstm.forward(x, {Variable(Tensor::zeros({1, 2, 2}))});
+      },
+      "LSTM: h0 is given without c0; pass both, or neither for zeros");
+  expect_error<ValueError>(
+      [&] {
+        lstm.forward(x, {Variable(), Variable(Tensor::zeros({1, 2, 2}))});
+      },
+      "LSTM: c0 is given without h0; pass both, or neither for zeros");
   expect_error<ValueError>(
       [] { LSTM({.input_size = 3, .hidden_size = 2, .nonlinearity = Nonlinearity::ReLU}); },
       "LSTM: nonlinearity ReLU is an option of RNN only");

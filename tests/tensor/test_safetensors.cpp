@@ -113,6 +113,10 @@ BOOST_AUTO_TEST_CASE(every_kind_of_bad_file_is_refused_with_a_reason) {
   std::string past = file_bytes("{}", "");
   past[0] = 100;
   expect_rejected(past, "header length 100 runs past the end of the file (10 bytes)");
+  // A text file (here the start of a config.json) is named as one, not read as a length of 8 quintillion.
+  expect_rejected("{\n  \"vocab_size\": 100\n}\n",
+                  "not a safetensors file: it begins with the text \"{\\n  \"voc\", where a safetensors file "
+                  "begins with its header's length in 8 bytes");
   expect_rejected(file_bytes(" {}", ""), "the header does not start with '{'");
   expect_error_containing<Error>([&] { parse_safetensors(file_bytes("{\"a\": ", ""), "t"); },
                                  "load_safetensors: t: the header is not valid JSON");
