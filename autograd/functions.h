@@ -5,7 +5,7 @@
 //   unary.cpp       exp log log1p sqrt tanh sigmoid relu leaky_relu silu elu softplus gelu abs
 //   matmul.cpp      matmul linear
 //   shape_ops.cpp   reshape transpose permute slice select unbind concat stack unsqueeze squeeze flatten
-//                   expand sum_to
+//                   expand sum_to to
 //   reduce_ops.cpp  sum mean max min
 //   selection_ops.cpp clamp maximum minimum where
 //   softmax_ops.cpp softmax log_softmax masked_fill
@@ -93,6 +93,9 @@ Variable concat(const std::vector<Variable>& xs, int64_t dim);
 Variable stack(const std::vector<Variable>& xs, int64_t dim = 0);
 Variable unsqueeze(const Variable& x, int64_t dim);
 Variable squeeze(const Variable& x, int64_t dim);
+// The same values in another dtype; between float32 and float64 differentiable (the gradient is converted
+// back), to int64 or bool a constant, and the same Variable when the dtype is already `dtype`.
+Variable to(const Variable& x, DType dtype);
 // Dimensions start_dim..end_dim merged into one, as torch.flatten: (N, C, L) -> (N, C·L) with start_dim 1.
 Variable flatten(const Variable& x, int64_t start_dim = 0, int64_t end_dim = -1);
 // x repeated along broadcast dimensions to `shape` (NumPy rules); the gradient is summed back.

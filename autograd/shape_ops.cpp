@@ -167,4 +167,15 @@ Variable flatten(const Variable& x, int64_t start_dim, int64_t end_dim) {
   return reshape(x, shape);
 }
 
+Variable to(const Variable& x, DType dtype) {
+  if (!x.defined()) throw ValueError("to", "the Variable is undefined");
+  if (x.dtype() == dtype) return x;  // as PyTorch's .to(): the same value, no new node
+  // To int64 or bool there is no derivative (PyTorch's result does not require grad either).
+  if (!is_floating(dtype)) return Variable(x.data().to(dtype));
+  return record("to", x.data().to(dtype), {x},
+                [from = x.dtype()](const Variable& g, NeedsGrad) -> VariableGrads {
+                  return {to(g, from)};  // the gradient converted back: a cast is the identity on values
+                });
+}
+
 }  // namespace minigrad

@@ -7,6 +7,8 @@
 
 namespace minigrad {
 
+Variable::Variable(Tensor data) : Variable(std::move(data), false) {}
+
 Variable::Variable(Tensor data, bool requires_grad) {
   if (!data.defined()) throw ValueError("Variable", "cannot wrap an undefined tensor");
   impl_ = std::make_shared<VariableImpl>(std::move(data));

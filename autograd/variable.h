@@ -16,6 +16,7 @@
 
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "tensor/tensor.h"
@@ -71,8 +72,11 @@ struct BackwardOptions {
 class Variable {
  public:
   Variable() = default;
-  // A leaf. Only float tensors can require grad.
-  explicit Variable(Tensor data, bool requires_grad = false);
+  // A constant leaf: a Tensor converts to one wherever a Variable is taken, as in PyTorch, where the two
+  // are one type (module inputs, loss targets, either side of an operator: model.forward(x), y - t).
+  Variable(Tensor data);  // NOLINT(google-explicit-constructor): the conversion is the point
+  // A leaf that may require grad (only float tensors can).
+  Variable(Tensor data, bool requires_grad);
   // Another handle on an existing value (what the engine and SavedTensor use).
   explicit Variable(std::shared_ptr<VariableImpl> impl) : impl_(std::move(impl)) {}
 
@@ -112,6 +116,43 @@ class Variable {
 
   // The same data as a new leaf that does not require grad: gradients stop here.
   Variable detach() const;
+
+  // ---- the common ops as methods, as on a PyTorch tensor: x.reshape({2, -1}).sum(). Each is the function
+  // of the same name in autograd/functions.h (autograd/variable_methods.cpp), differentiable as it is ----
+  Variable reshape(const Shape& shape) const;
+  Variable view(const Shape& shape) const;  // reshape: minigrad copies only where it must, as reshape does
+  Variable flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Variable transpose(int64_t dim0, int64_t dim1) const;
+  Variable t() const;  // transpose(0, 1) of a matrix
+  Variable permute(const Shape& dims) const;
+  Variable unsqueeze(int64_t dim) const;
+  Variable squeeze(int64_t dim) const;
+  Variable expand(const Shape& shape) const;
+  Variable select(int64_t dim, int64_t index) const;
+  Variable slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  // The same values in another dtype, differentiable: the gradient comes back in this Variable's dtype.
+  Variable to(DType dtype) const;
+  Variable sum() const;
+  Variable sum(const Shape& dims, bool keepdim = false) const;
+  Variable mean() const;
+  Variable mean(const Shape& dims, bool keepdim = false) const;
+  Variable max() const;
+  Variable max(int64_t dim, bool keepdim = false) const;
+  Variable min() const;
+  Variable min(int64_t dim, bool keepdim = false) const;
+  Tensor argmax(int64_t dim, bool keepdim = false) const;
+  Variable matmul(const Variable& other) const;
+  Variable pow(double exponent) const;
+  Variable exp() const;
+  Variable log() const;
+  Variable sqrt() const;
+  Variable abs() const;
+  Variable tanh() const;
+  Variable sigmoid() const;
+  Variable relu() const;
+  Variable softmax(int64_t dim) const;
+  Variable log_softmax(int64_t dim) const;
+  Variable clamp(std::optional<double> min, std::optional<double> max) const;
 
   // Back-propagates from this value. Without `grad`, the value must hold one element and the seed is 1.
   void backward(BackwardOptions options = {}) const;

@@ -220,6 +220,11 @@ std::vector<int64_t> element_offsets(const Tensor& t);
 
 // Joins tensors along `dim`; every other dimension must agree.
 Tensor concat(const std::vector<Tensor>& tensors, int64_t dim);
+// concat({a, b}, 0) of Tensors: the Tensor op, where a braced list could also make a vector of Variables
+// (a Tensor converts to a Variable).
+inline Tensor concat(std::initializer_list<Tensor> tensors, int64_t dim) {
+  return concat(std::vector<Tensor>(tensors), dim);
+}
 
 // ---- templates ----
 
