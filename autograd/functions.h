@@ -15,7 +15,7 @@
 //                   huber_loss nll_loss
 //   attention.cpp   masked_softmax, scaled_dot_product_attention (fused, or composed from the above)
 //   conv.cpp        conv1d, and unfold1d / fold1d (im2col and its adjoint)
-//   pooling.cpp     max_pool1d, max_over_time, mean_over_time
+//   pooling.cpp     max_pool1d, avg_pool1d, max_over_time, mean_over_time
 //
 // Broadcasting follows NumPy; the gradient of a broadcast input is summed back to its shape (sum_to).
 // Every op checks its operands and throws an exception naming itself and the shapes involved.
@@ -195,6 +195,14 @@ struct MaxPool1dOptions {
 };
 // PyTorch's F.max_pool1d: the maximum of each window -> (N, C, L_out).
 Variable max_pool1d(const Variable& x, const MaxPool1dOptions& options);
+struct AvgPool1dOptions {
+  int64_t kernel_size = 1;
+  int64_t stride = 0;             // 0: kernel_size, as PyTorch
+  int64_t padding = 0;            // zeros on both sides, at most kernel_size / 2
+  bool count_include_pad = true;  // divide by kernel_size (true) or by the input positions in the window
+};
+// PyTorch's F.avg_pool1d: the mean of each window -> (N, C, L_out).
+Variable avg_pool1d(const Variable& x, const AvgPool1dOptions& options);
 // The maximum (or mean) over each sequence's first valid_lens[n] positions -> (N, C); valid_lens (N)
 // int64, each in 1..L, or undefined for all positions. d2l's textCNN pools its convolutions this way.
 Variable max_over_time(const Variable& x, const Tensor& valid_lens = {});

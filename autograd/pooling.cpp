@@ -1,7 +1,8 @@
-// Pooling over the time axis of (N, C, L): max pooling in windows, and the max or mean over each
+// Pooling over the time axis of (N, C, L): max and average pooling in windows, and the max or mean over each
 // sequence's valid positions. All are compositions of differentiable ops (unfold1d, concat, max, sum,
 // masked_fill), so their gradients come from those ops: a window's or a sequence's gradient goes to the
 // position of its maximum, or is shared evenly by its valid positions.
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -10,37 +11,60 @@
 
 namespace minigrad {
 
-Variable max_pool1d(const Variable& x, const MaxPool1dOptions& options) {
+namespace {
+
+// The windows a 1-d pooling reduces: (N, C, K, L_out), the input padded with `pad_value` on both sides.
+Variable pool_windows(const char* op, const Variable& x, int64_t kernel, int64_t stride, int64_t padding,
+                      int64_t dilation, double pad_value) {
   if (!x.defined() || x.rank() != 3) {
-    throw ShapeError("max_pool1d", "expects (N, C, L), got " + (x.defined() ? x.shape().str() : "undefined"));
+    throw ShapeError(op, "expects (N, C, L), got " + (x.defined() ? x.shape().str() : "undefined"));
   }
-  const int64_t kernel = options.kernel_size, stride = options.stride > 0 ? options.stride : kernel;
-  if (kernel < 1 || options.padding < 0 || options.dilation < 1 || 2 * options.padding > kernel) {
-    throw ValueError("max_pool1d",
-                     "kernel_size and dilation must be positive and padding at most half the "
+  if (kernel < 1 || stride < 1 || padding < 0 || dilation < 1 || 2 * padding > kernel) {
+    throw ValueError(op,
+                     "kernel_size, stride and dilation must be positive and padding at most half the "
                      "kernel, got kernel_size " +
-                         std::to_string(kernel) + ", padding " + std::to_string(options.padding) +
-                         ", dilation " + std::to_string(options.dilation));
+                         std::to_string(kernel) + ", stride " + std::to_string(stride) + ", padding " +
+                         std::to_string(padding) + ", dilation " + std::to_string(dilation));
   }
   const int64_t n = x.shape()[0], c = x.shape()[1], length = x.shape()[2];
-  const int64_t span = options.dilation * (kernel - 1) + 1;
-  if (span > length + 2 * options.padding) {
-    throw ShapeError("max_pool1d", "the window spans " + std::to_string(span) +
-                                       " positions, more than the padded input's " +
-                                       std::to_string(length + 2 * options.padding) + "; input " +
-                                       x.shape().str());
+  const int64_t span = dilation * (kernel - 1) + 1;
+  if (span > length + 2 * padding) {
+    throw ShapeError(op, "the window spans " + std::to_string(span) +
+                             " positions, more than the padded input's " +
+                             std::to_string(length + 2 * padding) + "; input " + x.shape().str());
   }
-  // Padding takes part in no maximum: -inf on both sides (as PyTorch), then windows of the padded input.
   Variable padded = x;
-  if (options.padding > 0) {
-    const Variable edge(
-        Tensor::full({n, c, options.padding}, -std::numeric_limits<double>::infinity(), x.dtype()));
+  if (padding > 0) {
+    const Variable edge(Tensor::full({n, c, padding}, pad_value, x.dtype()));
     padded = concat({edge, x, edge}, 2);
   }
-  const Conv1dGeometry g{.kernel = kernel, .stride = stride, .dilation = options.dilation};
-  const int64_t out_length = g.out_length(padded.shape()[2]);
-  const Variable windows = reshape(unfold1d(padded, g), {n, c, kernel, out_length});  // (N, C, K, L_out)
-  return max(windows, 2);                                                             // (N, C, L_out)
+  const Conv1dGeometry g{.kernel = kernel, .stride = stride, .dilation = dilation};
+  return reshape(unfold1d(padded, g), {n, c, kernel, g.out_length(padded.shape()[2])});  // (N, C, K, L_out)
+}
+
+}  // namespace
+
+Variable max_pool1d(const Variable& x, const MaxPool1dOptions& options) {
+  // Padding takes part in no maximum: -inf on both sides (as PyTorch).
+  const Variable windows = pool_windows(
+      "max_pool1d", x, options.kernel_size, options.stride > 0 ? options.stride : options.kernel_size,
+      options.padding, options.dilation, -std::numeric_limits<double>::infinity());
+  return max(windows, 2);  // (N, C, L_out)
+}
+
+Variable avg_pool1d(const Variable& x, const AvgPool1dOptions& options) {
+  const int64_t kernel = options.kernel_size, stride = options.stride > 0 ? options.stride : kernel;
+  const Variable windows = pool_windows("avg_pool1d", x, kernel, stride, options.padding, 1, 0.0);
+  if (options.count_include_pad || options.padding == 0) return mean(windows, {2});  // (N, C, L_out)
+  // Each window's sum over the input positions it covers, divided by how many those are.
+  const int64_t out_length = windows.shape()[3], length = x.shape()[2];
+  std::vector<double> counts(static_cast<size_t>(out_length));
+  for (int64_t j = 0; j < out_length; ++j) {
+    const int64_t start = j * stride - options.padding;
+    counts[static_cast<size_t>(j)] =
+        static_cast<double>(std::min(start + kernel, length) - std::max<int64_t>(start, 0));
+  }
+  return div(sum(windows, {2}), Variable(Tensor::from_values(counts, {out_length}, x.dtype())));
 }
 
 namespace {

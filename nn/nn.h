@@ -12,6 +12,7 @@
 #include "nn/linear.h"
 #include "nn/module.h"
 #include "nn/module_list.h"
+#include "nn/pooling.h"
 #include "nn/positional_encoding.h"
 #include "nn/recurrent.h"
 #include "nn/transformer.h"

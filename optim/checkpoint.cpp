@@ -44,7 +44,8 @@ std::string serialize_weights(const nn::Module& module, const std::map<std::stri
   return serialize_safetensors(named_tensors(module), metadata);
 }
 
-void load_weights(nn::Module& module, const SafetensorsFile& file, const std::string& source) {
+LoadedWeights load_weights(nn::Module& module, const SafetensorsFile& file, const std::string& source,
+                           LoadWeightsOptions options) {
   std::vector<std::pair<std::string, Variable>> expected = module.named_parameters();
   for (auto& entry : module.named_buffers()) expected.push_back(entry);
 
@@ -69,8 +70,12 @@ void load_weights(nn::Module& module, const SafetensorsFile& file, const std::st
   for (const auto& [name, t] : file.tensors) {
     if (!known.count(name)) unexpected.push_back(name);
   }
-  if (!missing.empty() || !unexpected.empty() || !mismatched.empty()) {
+  if (!mismatched.empty() || (options.strict && (!missing.empty() || !unexpected.empty()))) {
     std::string problem = "does not match the " + module.name() + ":";
+    if (!options.strict) {  // a non-strict load minds shapes only
+      missing.clear();
+      unexpected.clear();
+    }
     if (!missing.empty()) problem += " missing " + list_names(missing) + ";";
     if (!unexpected.empty()) problem += " unexpected " + list_names(unexpected) + ";";
     if (!mismatched.empty()) problem += " " + list_names(mismatched) + ";";
@@ -78,11 +83,15 @@ void load_weights(nn::Module& module, const SafetensorsFile& file, const std::st
     throw Error("load_weights", source + ": " + problem);
   }
   NoGradGuard no_grad;
-  for (const auto& [name, v] : expected) v.data().copy_(*in_file.at(name));
+  for (const auto& [name, v] : expected) {
+    const auto found = in_file.find(name);
+    if (found != in_file.end()) v.data().copy_(*found->second);
+  }
+  return {std::move(missing), std::move(unexpected)};
 }
 
-void load_weights(nn::Module& module, const std::string& path) {
-  load_weights(module, load_safetensors(path), path);
+LoadedWeights load_weights(nn::Module& module, const std::string& path, LoadWeightsOptions options) {
+  return load_weights(module, load_safetensors(path), path, options);
 }
 
 namespace {

@@ -36,11 +36,24 @@ void save_weights(const nn::Module& module, const std::string& path,
 std::string serialize_weights(const nn::Module& module,
                               const std::map<std::string, std::string>& metadata = {});
 
-// Copies the file's tensors into the module's parameters and buffers. The file must hold exactly the
-// module's tensors, with the same shapes: missing, unexpected and mis-shaped tensors are all listed in
-// the error. Float tensors are converted to the module's float dtype.
-void load_weights(nn::Module& module, const std::string& path);
-void load_weights(nn::Module& module, const SafetensorsFile& file, const std::string& source);
+struct LoadWeightsOptions {
+  // As PyTorch's load_state_dict(strict=...): true, the file must hold exactly the module's tensors;
+  // false, tensors missing from the file keep their values and tensors the module lacks are skipped, both
+  // reported in the result. A tensor of the wrong shape is an error either way.
+  bool strict = true;
+};
+// What a load left out (empty after a strict one), as PyTorch's missing_keys and unexpected_keys.
+struct LoadedWeights {
+  std::vector<std::string> missing_keys, unexpected_keys;
+};
+
+// Copies the file's tensors into the module's parameters and buffers. Strict (the default), the file must
+// hold exactly the module's tensors, with the same shapes: missing, unexpected and mis-shaped tensors are
+// all listed in the error. Float tensors are converted to the module's float dtype.
+//   auto left_out = optim::load_weights(model, "pretrained.safetensors", {.strict = false});
+LoadedWeights load_weights(nn::Module& module, const std::string& path, LoadWeightsOptions options = {});
+LoadedWeights load_weights(nn::Module& module, const SafetensorsFile& file, const std::string& source,
+                           LoadWeightsOptions options = {});
 
 void save_training_state(const std::string& path, const Optimizer& optimizer, const Generator& generator,
                          int64_t step, const std::map<std::string, std::string>& metadata = {});

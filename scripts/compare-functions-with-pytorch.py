@@ -37,6 +37,8 @@ CALLS = {
     'min_dim1': lambda x, t, ids: x.min(1).values,
     'max_all': lambda x, t, ids: x.max(),
     'flatten_1': lambda x, t, ids: torch.flatten(x, 1),
+    'max_pool1d_k3_s2_p1': lambda x, t, ids: F.max_pool1d(x, 3, 2, 1),
+    'avg_pool1d_k3_s2_p1_uncounted': lambda x, t, ids: F.avg_pool1d(x, 3, 2, 1, count_include_pad=False),
 }
 
 

@@ -145,6 +145,18 @@ std::vector<Case> cases() {
          return x_only({2, 3, 4});
        },
        [](const Inputs& in) { return flatten(in.x, 1); }},
+      {"max_pool1d_k3_s2_p1",
+       [] {
+         return x_only({2, 3, 7});
+       },
+       [](const Inputs& in) { return max_pool1d(in.x, {.kernel_size = 3, .stride = 2, .padding = 1}); }},
+      {"avg_pool1d_k3_s2_p1_uncounted",
+       [] {
+         return x_only({2, 3, 7});
+       },
+       [](const Inputs& in) {
+         return avg_pool1d(in.x, {.kernel_size = 3, .stride = 2, .padding = 1, .count_include_pad = false});
+       }},
   };
 }
 

@@ -214,6 +214,15 @@ std::vector<GradcheckCase> build() {
       },
       [](In x) { return max_pool1d(x[0], {.kernel_size = 3, .stride = 2, .padding = 1}); });
   add_case(
+      "avg_pool1d (kernel 3, stride 2, padding 1, with and without the padding counted)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 2, size_in(g, 4, 7)})};
+      },
+      [](In x) {
+        return avg_pool1d(x[0], {.kernel_size = 3, .stride = 2, .padding = 1}) +
+               avg_pool1d(x[0], {.kernel_size = 3, .stride = 2, .padding = 1, .count_include_pad = false});
+      });
+  add_case(
       "max_over_time and mean_over_time (valid lengths 3 and 5)",
       [](Generator& g) {
         return Inputs{normal(g, {2, 3, 5})};

@@ -86,10 +86,36 @@ BOOST_AUTO_TEST_CASE(max_pool1d_takes_each_windows_maximum) {
   expect_equal(max_pool1d(x, {.kernel_size = 2}).data(), {5, 4, 3});  // stride = kernel
   expect_equal(max_pool1d(x, {.kernel_size = 3, .stride = 1}).data(), {5, 5, 4, 4});
   expect_equal(max_pool1d(x, {.kernel_size = 2, .padding = 1}).data(), {1, 5, 4, 0});  // -inf padding
-  expect_error<ValueError>(
-      [&] { max_pool1d(x, {.kernel_size = 2, .padding = 2}); },
-      "max_pool1d: kernel_size and dilation must be positive and padding at most half the "
-      "kernel, got kernel_size 2, padding 2, dilation 1");
+  expect_error<ValueError>([&] { max_pool1d(x, {.kernel_size = 2, .padding = 2}); },
+                           "max_pool1d: kernel_size, stride and dilation must be positive and padding at "
+                           "most half the kernel, got "
+                           "kernel_size 2, stride 2, padding 2, dilation 1");
+}
+
+BOOST_AUTO_TEST_CASE(avg_pool1d_takes_each_windows_mean_as_pytorch) {
+  // F.avg_pool1d on [1, 5, 2, 4, 3, 0], PyTorch 1.13's values.
+  const Variable x(Tensor::from_values({1, 5, 2, 4, 3, 0}, {1, 1, 6}, DType::Float64), true);
+  expect_equal(avg_pool1d(x, {.kernel_size = 2}).data(), {3, 3, 1.5});
+  expect_close(avg_pool1d(x, {.kernel_size = 3, .stride = 1}).data(), {8.0 / 3, 11.0 / 3, 3, 7.0 / 3}, 1e-15);
+  expect_equal(avg_pool1d(x, {.kernel_size = 2, .padding = 1}).data(), {0.5, 3.5, 3.5, 0});  // zeros counted
+  Variable y = avg_pool1d(x, {.kernel_size = 3, .stride = 2, .padding = 1, .count_include_pad = false});
+  expect_close(y.data(), {3, 11.0 / 3, 7.0 / 3}, 1e-15);  // the first window holds 2 inputs: (1 + 5) / 2
+  y.backward(Tensor::ones({1, 1, 3}, DType::Float64));
+  expect_close(x.grad(), {0.5, 0.5 + 1.0 / 3, 1.0 / 3, 2.0 / 3, 1.0 / 3, 1.0 / 3}, 1e-15);
+  expect_error_containing<ValueError>([&] { avg_pool1d(x, {.kernel_size = 0}); }, "avg_pool1d: kernel_size");
+}
+
+BOOST_AUTO_TEST_CASE(pooling_modules_print_and_compute_as_pytorchs) {
+  const Variable x(Tensor::from_values({1, 5, 2, 4, 3, 0}, {1, 1, 6}, DType::Float64));
+  nn::MaxPool1d max_pool({.kernel_size = 2});
+  nn::AvgPool1d avg_pool({.kernel_size = 3, .stride = 2, .padding = 1, .count_include_pad = false});
+  std::ostringstream out;
+  out << max_pool << " " << avg_pool;
+  BOOST_TEST(out.str() ==
+             "MaxPool1d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False) "
+             "AvgPool1d(kernel_size=(3,), stride=(2,), padding=(1,))");
+  expect_equal(max_pool.forward(x).data(), {5, 4, 3});
+  expect_close(avg_pool.forward(x).data(), {3, 11.0 / 3, 7.0 / 3}, 1e-15);
 }
 
 BOOST_AUTO_TEST_CASE(pooling_over_time_honours_valid_lengths) {

@@ -84,6 +84,34 @@ BOOST_AUTO_TEST_CASE(mismatched_weights_are_reported_by_name) {
   std::filesystem::remove("mismatch_test.safetensors");
 }
 
+BOOST_AUTO_TEST_CASE(a_non_strict_load_copies_what_fits_and_reports_the_rest) {
+  // PyTorch's load_state_dict(strict=False): bias missing from the file keeps its value, "extra" is
+  // skipped, both reported; the weight is copied.
+  nn::Linear small(3, 2);
+  save_safetensors("non_strict_test.safetensors",
+                   {{"weight", Tensor::full({2, 3}, 0.5)}, {"extra", Tensor::zeros({1})}});
+  const Tensor bias_before = small.bias.data().clone();
+  const optim::LoadedWeights left_out =
+      optim::load_weights(small, "non_strict_test.safetensors", {.strict = false});
+  BOOST_TEST(left_out.missing_keys == std::vector<std::string>{"bias"});
+  BOOST_TEST(left_out.unexpected_keys == std::vector<std::string>{"extra"});
+  BOOST_TEST(small.weight.data().to_vector() == std::vector<double>(6, 0.5));
+  BOOST_TEST(small.bias.data().to_vector() == bias_before.to_vector());
+  // A wrong shape is an error even so, and names only the shape.
+  save_safetensors("non_strict_test.safetensors", {{"weight", Tensor::zeros({3, 2})}});
+  expect_error<Error>(
+      [&] { optim::load_weights(small, "non_strict_test.safetensors", {.strict = false}); },
+      "load_weights: non_strict_test.safetensors: does not match the Linear: weight is float32 [3,2] in the "
+      "file but float32 [2,3] in the module");
+  // A strict load reports nothing left out.
+  save_safetensors("non_strict_test.safetensors",
+                   {{"weight", Tensor::zeros({2, 3})}, {"bias", Tensor::zeros({2})}});
+  const optim::LoadedWeights strict = optim::load_weights(small, "non_strict_test.safetensors");
+  BOOST_TEST(strict.missing_keys.empty());
+  BOOST_TEST(strict.unexpected_keys.empty());
+  std::filesystem::remove("non_strict_test.safetensors");
+}
+
 BOOST_AUTO_TEST_CASE(resuming_from_a_checkpoint_is_bit_identical) {
   const int64_t n = 6, m = 5;
   // Uninterrupted: n + m steps.
