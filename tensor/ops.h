@@ -12,6 +12,7 @@
 #include "tensor/random.h"
 #include "tensor/reduce.h"
 #include "tensor/row_sparse.h"
+#include "tensor/sampling.h"
 #include "tensor/softmax.h"
 #include "tensor/tensor.h"
 #include "tensor/threads.h"

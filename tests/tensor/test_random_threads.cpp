@@ -91,4 +91,60 @@ BOOST_AUTO_TEST_CASE(the_thread_setting_changes_nothing_but_speed) {
   set_num_threads(before);
 }
 
+BOOST_AUTO_TEST_CASE(multinomial_draws_in_proportion_to_the_weights) {
+  // 30,000 draws from weights [1, 0, 2, 7]: the category 1 of weight 0 never; the others at 0.1, 0.2 and
+  // 0.7, within 0.015 (more than 4 standard deviations).
+  Generator g(3);
+  const Tensor drawn = multinomial(Tensor::from_values({1, 0, 2, 7}, {4}), 30000, /*replacement=*/true, &g);
+  BOOST_TEST(drawn.shape() == Shape{30000});
+  BOOST_TEST(drawn.dtype() == DType::Int64);
+  std::vector<double> share(4, 0.0);
+  for (int64_t i : drawn.to_vector<int64_t>()) share[static_cast<size_t>(i)] += 1.0 / 30000;
+  BOOST_TEST(share[1] == 0.0);
+  BOOST_TEST(std::abs(share[0] - 0.1) < 0.015);
+  BOOST_TEST(std::abs(share[2] - 0.2) < 0.015);
+  BOOST_TEST(std::abs(share[3] - 0.7) < 0.015);
+  // Rows of (N, K) each drawn from their own weights; without replacement, each row's draws are distinct.
+  const Tensor rows = multinomial(Tensor::from_values({0, 2, 1, 5, 5, 5}, {2, 3}), 2, false, &g);
+  BOOST_TEST(rows.shape() == (Shape{2, 2}));
+  const std::vector<int64_t> r = rows.to_vector<int64_t>();
+  BOOST_TEST(r[0] + r[1] == 3);  // row 0 has two categories of nonzero weight, 1 and 2: both, in some order
+  BOOST_TEST(r[0] != r[1]);
+  BOOST_TEST(r[2] != r[3]);
+  // The same generator state gives the same draws.
+  Generator a(9), b(9);
+  BOOST_TEST(multinomial(Tensor::ones({50}), 10, false, &a).to_vector<int64_t>() ==
+             multinomial(Tensor::ones({50}), 10, false, &b).to_vector<int64_t>());
+}
+
+BOOST_AUTO_TEST_CASE(multinomial_refuses_weights_it_cannot_draw_from) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  expect_error<ValueError>(
+      [&] {
+        multinomial(Tensor::from_values({1, nan}, {2}), 1);
+      },
+      "multinomial: the weights must be finite and non-negative, got nan at row 0, category 1");
+  expect_error<ValueError>(
+      [] {
+        multinomial(Tensor::from_values({1, -1}, {2}), 1);
+      },
+      "multinomial: the weights must be finite and non-negative, got -1.000000 at row 0, "
+      "category 1");
+  expect_error<ValueError>(
+      [] {
+        multinomial(Tensor::zeros({2, 3}), 1);
+      },
+      "multinomial: row 0's weights sum to 0");
+  expect_error<ValueError>(
+      [] {
+        multinomial(Tensor::from_values({0, 0, 1, 5, 5, 5}, {2, 3}), 2);
+      },
+      "multinomial: cannot draw 2 samples without replacement from 1 categories of nonzero weight (row 0)");
+  expect_error<ShapeError>(
+      [] {
+        multinomial(Tensor::ones({1, 2, 3}), 1);
+      },
+      "multinomial: expects weights (K) or (N, K), got [1,2,3]");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
