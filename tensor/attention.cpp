@@ -311,8 +311,10 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
             T dot = 0;
 #pragma omp simd reduction(+ : dot)  // (a sum in any order: lets the compiler vectorize it)
             for (int64_t j = 0; j < s.n_k; ++j) dot += d[j] * p[j];
+              // A key with weight 0 (masked) gets 0, as masked_fill's backward gives it in the composed form
+              // and in PyTorch, even when a NaN in its value made dP and the dot NaN.
 #pragma omp simd
-            for (int64_t j = 0; j < s.n_k; ++j) d[j] = p[j] * (d[j] - dot);
+            for (int64_t j = 0; j < s.n_k; ++j) d[j] = p[j] == T(0) ? T(0) : p[j] * (d[j] - dot);
           }
           if (needs[0]) {  // dQ = scale · dS·K
             gemm(false, false, rows, s.d, s.n_k, T(scale), D, s.n_k, K.group(g), K.row_stride, T(0),

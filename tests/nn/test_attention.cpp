@@ -224,6 +224,31 @@ BOOST_AUTO_TEST_CASE(fused_and_composed_kernels_agree_for_every_mask_kind) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_nan_in_a_masked_keys_value_gives_the_same_gradients_in_both_kernels) {
+  // PyTorch 1.13, masked_fill(-inf), softmax and a product, with key 2 masked and V[2] holding a NaN: the
+  // output's first column is NaN (0·NaN), dQ and the visible keys' dK are NaN, and the masked key's dK and
+  // dV are 0.
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    Generator gen(2);
+    const Tensor q = Tensor::normal({1, 2, 3}, 0, 1, dtype, &gen),
+                 k = Tensor::normal({1, 3, 3}, 0, 1, dtype, &gen);
+    Tensor v = Tensor::normal({1, 3, 2}, 0, 1, dtype, &gen);
+    v.select(0, 0).select(0, 2).select(0, 0).fill_(std::numeric_limits<double>::quiet_NaN());
+    const Tensor g = Tensor::ones({1, 2, 2}, dtype);
+    const AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({2}, {1})};
+    const KernelRun fused = run_kernel(AttentionKernel::Fused, q, k, v, g, mask, 0);
+    const KernelRun composed = run_kernel(AttentionKernel::Composed, q, k, v, g, mask, 0);
+    BOOST_TEST(max_difference(fused.output, composed.output) <= 1e-6);
+    BOOST_TEST(max_difference(fused.dq, composed.dq) <= 1e-6);
+    BOOST_TEST(max_difference(fused.dk, composed.dk) <= 1e-6);
+    BOOST_TEST(max_difference(fused.dv, composed.dv) <= 1e-6);
+    expect_equal(fused.dk.select(0, 0).select(0, 2), {0, 0, 0});
+    expect_equal(fused.dv.select(0, 0).select(0, 2), {0, 0});
+    BOOST_TEST(std::isnan(fused.dk.at({0, 0, 0})));
+    BOOST_TEST(std::isnan(fused.dq.at({0, 1, 2})));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(multi_head_views_are_read_in_place_and_results_keep_their_layout) {
   // Q, K, V as multi-head attention makes them: (B, h, n, head) views of (B, n, h, head) tensors. The fused
   // kernel reads them in place and writes its output and gradients in the same (B, n, h, head) order, so
