@@ -37,31 +37,30 @@ Variable clamp_max(const Variable& x, double max) {
 
 namespace {
 
-template <typename Forward, typename Shares>
-Variable select_between(const char* op, const Variable& a, const Variable& b, Forward forward,
-                        Shares shares) {
-  if (!a.defined() || !b.defined()) throw ValueError(op, "an operand is undefined");
-  return record(op, forward(a.data(), b.data()), {a, b},
-                [sa = SavedTensor(a), sb = SavedTensor(b), a_shape = a.shape(), b_shape = b.shape(), shares](
-                    const Variable& g, NeedsGrad needs) -> VariableGrads {
-                  const auto [share_a, share_b] = shares(sa.get(), sb.get());
-                  return {needs[0] ? sum_to(mul(g, Variable(share_a)), a_shape) : Variable(),
-                          needs[1] ? sum_to(mul(g, Variable(share_b)), b_shape) : Variable()};
+using GradientParts = SelectionGradient (*)(const Tensor&, const Tensor&);
+
+Variable select_between(const char* op, const Variable& a, const Variable& b, const Tensor& value,
+                        GradientParts gradient_parts) {
+  return record(op, value, {a, b},
+                [sa = SavedTensor(a), sb = SavedTensor(b), a_shape = a.shape(), b_shape = b.shape(),
+                 gradient_parts](const Variable& g, NeedsGrad needs) -> VariableGrads {
+                  const auto [a_lost, b_lost, tie_scale] = gradient_parts(sa.get(), sb.get());
+                  const Variable scaled = mul(g, Variable(tie_scale));
+                  return {needs[0] ? sum_to(masked_fill(scaled, a_lost, 0.0), a_shape) : Variable(),
+                          needs[1] ? sum_to(masked_fill(scaled, b_lost, 0.0), b_shape) : Variable()};
                 });
 }
 
 }  // namespace
 
 Variable maximum(const Variable& a, const Variable& b) {
-  return select_between(
-      "maximum", a, b, [](const Tensor& x, const Tensor& y) { return maximum(x, y); },
-      [](const Tensor& x, const Tensor& y) { return maximum_shares(x, y); });
+  if (!a.defined() || !b.defined()) throw ValueError("maximum", "an operand is undefined");
+  return select_between("maximum", a, b, maximum(a.data(), b.data()), maximum_gradient_parts);
 }
 
 Variable minimum(const Variable& a, const Variable& b) {
-  return select_between(
-      "minimum", a, b, [](const Tensor& x, const Tensor& y) { return minimum(x, y); },
-      [](const Tensor& x, const Tensor& y) { return minimum_shares(x, y); });
+  if (!a.defined() || !b.defined()) throw ValueError("minimum", "an operand is undefined");
+  return select_between("minimum", a, b, minimum(a.data(), b.data()), minimum_gradient_parts);
 }
 
 // ---- where: g to a where cond holds, to b elsewhere ----

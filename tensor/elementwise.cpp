@@ -294,23 +294,11 @@ Tensor pow_backward(const Tensor& g, const Tensor& x, double exponent) {
   });
 }
 
-namespace {
-
-// The shares of operands a and b when `a_lost` and `b_lost` (bool, broadcast) say where each lost.
-std::pair<Tensor, Tensor> shares(const Tensor& a, const Tensor& b, const Tensor& a_lost,
-                                 const Tensor& b_lost) {
-  const Tensor zero = Tensor::scalar(0, a.dtype()), half = Tensor::scalar(0.5, a.dtype());
-  const Tensor alone = where(eq(a, b), half, Tensor::scalar(1, a.dtype()));
-  return {where(a_lost, zero, alone), where(b_lost, zero, alone)};
+SelectionGradient maximum_gradient_parts(const Tensor& a, const Tensor& b) {
+  return {lt(a, b), gt(a, b), where(eq(a, b), Tensor::scalar(0.5, a.dtype()), Tensor::scalar(1, a.dtype()))};
 }
-
-}  // namespace
-
-std::pair<Tensor, Tensor> maximum_shares(const Tensor& a, const Tensor& b) {
-  return shares(a, b, lt(a, b), gt(a, b));
-}
-std::pair<Tensor, Tensor> minimum_shares(const Tensor& a, const Tensor& b) {
-  return shares(a, b, gt(a, b), lt(a, b));
+SelectionGradient minimum_gradient_parts(const Tensor& a, const Tensor& b) {
+  return {gt(a, b), lt(a, b), where(eq(a, b), Tensor::scalar(0.5, a.dtype()), Tensor::scalar(1, a.dtype()))};
 }
 
 // PyTorch's clamp_backward: g where x >= min and x <= max. A NaN fails the comparisons and gets 0.

@@ -132,11 +132,14 @@ Tensor leaky_relu_backward(const Tensor& g, const Tensor& x, double negative_slo
 Tensor gelu_backward(const Tensor& g, const Tensor& x);
 // pow: g·p·x^(p-1).
 Tensor pow_backward(const Tensor& g, const Tensor& x, double exponent);
-// maximum and minimum: the share of the upstream gradient each operand gets, in the broadcast shape: 1
-// where it was chosen alone, 1/2 at a tie, 0 where the other was, and 1 for both where either is NaN
-// (PyTorch 1.13's formula: where(a == b, g/2, g), zeroed where a lost).
-std::pair<Tensor, Tensor> maximum_shares(const Tensor& a, const Tensor& b);
-std::pair<Tensor, Tensor> minimum_shares(const Tensor& a, const Tensor& b);
+// maximum and minimum's gradient, as PyTorch 1.13's: g scaled by `tie_scale` (1/2 where a == b, else 1),
+// then zeroed where an operand lost (bool masks, in the broadcast shape). Where either operand is NaN
+// neither lost, so both get g. Zeroed, not multiplied by 0: an infinite or NaN g gives the loser 0.
+struct SelectionGradient {
+  Tensor a_lost, b_lost, tie_scale;
+};
+SelectionGradient maximum_gradient_parts(const Tensor& a, const Tensor& b);
+SelectionGradient minimum_gradient_parts(const Tensor& a, const Tensor& b);
 // clamp: g where min <= x <= max (each bound that is given), else 0; 0 at NaN, as PyTorch.
 Tensor clamp_backward(const Tensor& g, const Tensor& x, std::optional<double> min, std::optional<double> max);
 

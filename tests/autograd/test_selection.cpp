@@ -77,6 +77,23 @@ BOOST_AUTO_TEST_CASE(maximum_and_minimum_split_ties_and_send_nan_gradients_to_bo
   expect_equal(b.grad(), {0, 0.5, 1});
 }
 
+BOOST_AUTO_TEST_CASE(maximum_and_minimum_give_the_loser_0_under_an_infinite_or_nan_gradient) {
+  // torch.maximum / torch.minimum of a = [1, 3, 2, nan, 0] and b = [2, 1, 2, 1, nan] under the upstream
+  // gradient [inf, nan, inf, inf, nan]: the operand that lost gets 0, not inf * 0 = nan.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dtype : kDtypes) {
+    Variable a = leaf({1, 3, 2, kNan, 0}, {5}, dtype), b = leaf({2, 1, 2, 1, kNan}, {5}, dtype);
+    maximum(a, b).backward(values({inf, kNan, inf, inf, kNan}, dtype));
+    expect_equal(a.grad(), {0, kNan, inf, inf, kNan});
+    expect_equal(b.grad(), {inf, 0, inf, inf, kNan});
+    a.zero_grad();
+    b.zero_grad();
+    minimum(a, b).backward(values({inf, kNan, inf, inf, kNan}, dtype));
+    expect_equal(a.grad(), {inf, 0, inf, inf, kNan});
+    expect_equal(b.grad(), {0, kNan, inf, inf, kNan});
+  }
+}
+
 BOOST_AUTO_TEST_CASE(where_sends_the_gradient_to_the_operand_it_chose) {
   // torch.where([T, F, T], [nan, 1, 2], [5, nan, 6]) with upstream ones.
   for (DType dtype : kDtypes) {
