@@ -4,19 +4,19 @@
 //   using namespace minigrad;
 #pragma once
 
-#include "autograd/functions.h"
-#include "autograd/grad.h"
-#include "autograd/grad_mode.h"
-#include "autograd/gradcheck.h"
-#include "autograd/graph.h"
-#include "autograd/graphviz.h"
-#include "autograd/pointwise.h"
-#include "autograd/variable.h"
-#include "nn/nn.h"
-#include "optim/optim.h"
-#include "tensor/file_io.h"
-#include "tensor/ops.h"
-#include "tensor/safetensors.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/autograd/grad.h"
+#include "minigrad/autograd/grad_mode.h"
+#include "minigrad/autograd/gradcheck.h"
+#include "minigrad/autograd/graph.h"
+#include "minigrad/autograd/graphviz.h"
+#include "minigrad/autograd/pointwise.h"
+#include "minigrad/autograd/variable.h"
+#include "minigrad/nn/nn.h"
+#include "minigrad/optim/optim.h"
+#include "minigrad/tensor/file_io.h"
+#include "minigrad/tensor/ops.h"
+#include "minigrad/tensor/safetensors.h"
 #ifdef MINIGRAD_HAS_DISTRIBUTED  // defined for programs that link minigrad::distributed (built with MPI)
-#include "distributed/distributed.h"
+#include "minigrad/distributed/distributed.h"
 #endif

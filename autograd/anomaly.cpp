@@ -1,8 +1,8 @@
-#include "autograd/anomaly.h"
+#include "minigrad/autograd/anomaly.h"
 
 #include <cmath>
 
-#include "tensor/reduce.h"
+#include "minigrad/tensor/reduce.h"
 
 namespace minigrad {
 

@@ -2,7 +2,7 @@
 // op made it and which ops made that op's inputs.
 #pragma once
 
-#include "autograd/graph.h"
+#include "minigrad/autograd/graph.h"
 
 namespace minigrad {
 

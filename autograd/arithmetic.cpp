@@ -1,8 +1,8 @@
 // Arithmetic. A broadcast input's gradient is the output gradient summed back to the input's shape.
 #include <cmath>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

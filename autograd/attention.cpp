@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

@@ -2,7 +2,7 @@
 // the algorithm: each is called there in one line, and a first reading can skip this file.
 #include <string>
 
-#include "autograd/engine.h"
+#include "minigrad/autograd/engine.h"
 
 namespace minigrad::detail {
 

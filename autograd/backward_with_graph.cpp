@@ -4,8 +4,8 @@
 // (autograd/engine.cpp) runs them with grad mode off, so they only compute; this one runs the same walk
 // with grad mode on, so each gradient gets a graph of its own, and each leaf keeps its gradient as that
 // Variable (Variable::grad_variable() gives it back, with its graph).
-#include "autograd/engine.h"
-#include "autograd/functions.h"
+#include "minigrad/autograd/engine.h"
+#include "minigrad/autograd/functions.h"
 
 namespace minigrad::detail {
 

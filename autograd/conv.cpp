@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <string>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
-#include "tensor/unfold.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
+#include "minigrad/tensor/unfold.h"
 
 namespace minigrad {
 

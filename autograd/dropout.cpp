@@ -1,8 +1,8 @@
 // Inverted dropout: in training each element is kept with probability 1-p and scaled by 1/(1-p), so the
 // expected value is unchanged and evaluation needs no rescaling. The backward pass applies the same
 // scaled mask to the gradient. The mask is never stored: it is a function of one seed (see below).
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

@@ -3,8 +3,8 @@
 // sparse = true the weight's gradient is those rows alone (tensor/row_sparse.h).
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

@@ -18,15 +18,15 @@
 // reading can skip all four: the errors a wrong call or a wrong backward function gets
 // (autograd/backward_checks.cpp), create_graph (autograd/backward_with_graph.cpp), the pieces of unbind's
 // output (autograd/output_parts.cpp), and anomaly mode's checks (autograd/anomaly.cpp).
-#include "autograd/engine.h"
+#include "minigrad/autograd/engine.h"
 
 #include <string>
 #include <utility>
 
-#include "autograd/anomaly.h"
-#include "autograd/functions.h"
-#include "autograd/slot_table.h"
-#include "tensor/elementwise.h"
+#include "minigrad/autograd/anomaly.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/autograd/slot_table.h"
+#include "minigrad/tensor/elementwise.h"
 
 namespace minigrad {
 

@@ -4,7 +4,7 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/graph.h"
+#include "minigrad/autograd/graph.h"
 
 namespace minigrad {
 

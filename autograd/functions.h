@@ -30,11 +30,11 @@
 #include <optional>
 #include <vector>
 
-#include "autograd/grad.h"
-#include "autograd/graph.h"
-#include "tensor/attention.h"
-#include "tensor/loss.h"
-#include "tensor/unfold.h"
+#include "minigrad/autograd/grad.h"
+#include "minigrad/autograd/graph.h"
+#include "minigrad/tensor/attention.h"
+#include "minigrad/tensor/loss.h"
+#include "minigrad/tensor/unfold.h"
 
 namespace minigrad {
 

@@ -1,12 +1,12 @@
 // grad(): the engine's walk (autograd/engine.cpp), with the gradient reaching each requested input
 // collected instead of accumulated into .grad.
-#include "autograd/grad.h"
+#include "minigrad/autograd/grad.h"
 
 #include <string>
 #include <unordered_map>
 
-#include "autograd/engine.h"
-#include "autograd/functions.h"
+#include "minigrad/autograd/engine.h"
+#include "minigrad/autograd/functions.h"
 
 namespace minigrad {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "autograd/variable.h"
+#include "minigrad/autograd/variable.h"
 
 namespace minigrad {
 

@@ -2,7 +2,7 @@
 // mode (do they check their results for NaN and infinity?), each with an RAII guard.
 #pragma once
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

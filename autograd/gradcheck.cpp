@@ -1,10 +1,10 @@
-#include "autograd/gradcheck.h"
+#include "minigrad/autograd/gradcheck.h"
 
 #include <cmath>
 #include <cstdio>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

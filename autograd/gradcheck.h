@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/variable.h"
+#include "minigrad/autograd/variable.h"
 
 namespace minigrad {
 

@@ -1,4 +1,4 @@
-#include "autograd/graph.h"
+#include "minigrad/autograd/graph.h"
 
 namespace minigrad {
 

@@ -28,8 +28,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "autograd/grad_mode.h"
-#include "autograd/variable.h"
+#include "minigrad/autograd/grad_mode.h"
+#include "minigrad/autograd/variable.h"
 
 namespace minigrad {
 

@@ -1,9 +1,9 @@
-#include "autograd/graphviz.h"
+#include "minigrad/autograd/graphviz.h"
 
 #include <sstream>
 #include <unordered_map>
 
-#include "tensor/file_io.h"
+#include "minigrad/tensor/file_io.h"
 
 namespace minigrad {
 

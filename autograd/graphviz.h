@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "autograd/graph.h"
+#include "minigrad/autograd/graph.h"
 
 namespace minigrad {
 

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/layer_norm.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/layer_norm.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

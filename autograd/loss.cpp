@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "autograd/functions.h"
-#include "tensor/loss.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/loss.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

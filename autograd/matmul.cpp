@@ -2,8 +2,8 @@
 //   dL/dA = G·Bᵀ    dL/dB = Aᵀ·G
 // (each entry C[i,j] = Σ_k A[i,k]·B[k,j], so A[i,k] meets G[i,j] through B[k,j], and B[k,j] through A[i,k]).
 // The transposes are views; the tensor layer hands them to BLAS as transpose flags, not copies.
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

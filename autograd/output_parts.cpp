@@ -4,8 +4,8 @@
 // steps one by one consumes them separately. Each consumer sends a gradient for its piece only, and the
 // node's backward wants the gradient of its whole output. These two functions turn the one into the
 // other, so that n steps cost one whole-sized buffer instead of n of them.
-#include "autograd/engine.h"
-#include "autograd/functions.h"
+#include "minigrad/autograd/engine.h"
+#include "minigrad/autograd/functions.h"
 
 namespace minigrad::detail {
 

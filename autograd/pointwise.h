@@ -17,8 +17,8 @@
 // The named op's derivative in g is f(v) again: the named op itself.
 #pragma once
 
-#include "autograd/functions.h"
-#include "tensor/map.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/map.h"
 
 namespace minigrad {
 

@@ -1,7 +1,7 @@
 // Questions asked of a Variable's value that have no derivative: which index is largest, which entries
 // are equal. They read the data and return plain tensors, so they can be asked of a Variable directly.
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

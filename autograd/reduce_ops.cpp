@@ -1,8 +1,8 @@
 // Reductions. Every input element contributes to one output element, so its gradient is that output's
 // gradient: broadcast back over the reduced dimensions (scaled by 1/count for mean), or, for max and min,
 // routed to the element that was selected.
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

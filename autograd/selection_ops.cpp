@@ -2,8 +2,8 @@
 // upstream gradient to whichever value was selected, through a constant mask or share, so each is linear
 // in g and its second derivative comes from the same op (clamp_backward) or from mul and masked_fill.
 // NaN behaves as in PyTorch: a NaN input is selected (its output is NaN) and the gradient says so.
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

@@ -1,8 +1,8 @@
 // Ops that move elements without changing them. Their backward moves the gradient back: the inverse
 // view, or a zero tensor with the gradient written into the part that was taken (slice_backward,
 // select_backward).
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

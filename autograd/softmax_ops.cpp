@@ -5,9 +5,9 @@
 // and with z = log_softmax(x), dz_i/dx_j = δ_ij - softmax_j, so
 //   dx_j = g_j - softmax_j·Σ_i g_i = g_j - exp(z_j)·Σ_i g_i.
 // Both are one dot product per row and one pass; each is a named backward op, a fused loop over rows.
-#include "autograd/functions.h"
-#include "tensor/fast_math.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/fast_math.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

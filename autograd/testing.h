@@ -21,7 +21,7 @@
 
 #include <boost/test/tools/assertion_result.hpp>
 
-#include "autograd/gradcheck.h"
+#include "minigrad/autograd/gradcheck.h"
 
 namespace minigrad::testing {
 

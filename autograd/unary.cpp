@@ -6,9 +6,9 @@
 #include <cmath>
 #include <numbers>
 
-#include "autograd/functions.h"
-#include "autograd/pointwise.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/autograd/pointwise.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad {
 

@@ -1,9 +1,9 @@
-#include "autograd/variable.h"
+#include "minigrad/autograd/variable.h"
 
 #include <ostream>
 #include <sstream>
 
-#include "autograd/engine.h"
+#include "minigrad/autograd/engine.h"
 
 namespace minigrad {
 

@@ -19,7 +19,7 @@
 #include <optional>
 #include <string>
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

@@ -1,6 +1,6 @@
 // Variable's methods for the common ops: each calls the differentiable function of the same name
 // (autograd/functions.h), so x.reshape(s) and reshape(x, s) record the same node.
-#include "autograd/functions.h"
+#include "minigrad/autograd/functions.h"
 
 namespace minigrad {
 

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "bench/timing.h"
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 using namespace minigrad;
 

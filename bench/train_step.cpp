@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "bench/timing.h"
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 using namespace minigrad;
 

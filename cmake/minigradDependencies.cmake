@@ -55,8 +55,3 @@ find_package(nlohmann_json 3 CONFIG QUIET)
 if(NOT nlohmann_json_FOUND)
   message(FATAL_ERROR "minigrad needs nlohmann-json for safetensors files: apt-get install nlohmann-json3-dev")
 endif()
-
-# MPI, for an installed minigrad that was built with its distributed layer (the static library needs it).
-if(MINIGRAD_HAS_DISTRIBUTED AND NOT TARGET MPI::MPI_CXX)
-  find_package(MPI COMPONENTS CXX REQUIRED)
-endif()

@@ -1,4 +1,4 @@
-#include "distributed/context.h"
+#include "minigrad/distributed/context.h"
 
 #include <mpi.h>
 
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "tensor/error.h"
+#include "minigrad/tensor/error.h"
 
 namespace minigrad::distributed {
 

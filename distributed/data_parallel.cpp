@@ -1,4 +1,4 @@
-#include "distributed/data_parallel.h"
+#include "minigrad/distributed/data_parallel.h"
 
 #include <mpi.h>
 
@@ -9,8 +9,8 @@
 #include <functional>
 #include <string>
 
-#include "tensor/ops.h"
-#include "tensor/row_sparse.h"
+#include "minigrad/tensor/ops.h"
+#include "minigrad/tensor/row_sparse.h"
 
 namespace minigrad::distributed {
 

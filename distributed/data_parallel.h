@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "distributed/context.h"
-#include "nn/module.h"
+#include "minigrad/distributed/context.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::distributed {
 

@@ -3,5 +3,5 @@
 //   data_parallel.h  broadcast_parameters, average_gradients, all_reduce_sum, shard
 #pragma once
 
-#include "distributed/context.h"
-#include "distributed/data_parallel.h"
+#include "minigrad/distributed/context.h"
+#include "minigrad/distributed/data_parallel.h"

@@ -1,9 +1,9 @@
-#include "nn/activation.h"
+#include "minigrad/nn/activation.h"
 
 #include <cstdio>
 #include <string>
 
-#include "autograd/functions.h"
+#include "minigrad/autograd/functions.h"
 
 namespace minigrad::nn {
 

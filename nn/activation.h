@@ -3,7 +3,7 @@
 // and Identity and Flatten.
 #pragma once
 
-#include "nn/module.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::nn {
 

@@ -1,7 +1,7 @@
-#include "nn/attention.h"
+#include "minigrad/nn/attention.h"
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad::nn {
 

@@ -14,10 +14,10 @@
 // attention gives it NaN.)
 #pragma once
 
-#include "autograd/functions.h"
-#include "nn/dropout.h"
-#include "nn/linear.h"
-#include "nn/module.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/nn/dropout.h"
+#include "minigrad/nn/linear.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::nn {
 

@@ -1,4 +1,4 @@
-#include "nn/conv.h"
+#include "minigrad/nn/conv.h"
 
 #include <cmath>
 

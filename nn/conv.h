@@ -7,8 +7,8 @@
 //   Variable y = conv.forward(x);  // (N, 64, L) -> (N, 100, L)
 #pragma once
 
-#include "autograd/functions.h"
-#include "nn/module.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::nn {
 

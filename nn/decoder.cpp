@@ -1,9 +1,9 @@
-#include "nn/decoder.h"
+#include "minigrad/nn/decoder.h"
 
 #include <cmath>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad::nn {
 

@@ -16,7 +16,7 @@
 // keys and values the earlier steps kept: O(t) work instead of O(t²) for step t.
 #pragma once
 
-#include "nn/transformer.h"
+#include "minigrad/nn/transformer.h"
 
 namespace minigrad::nn {
 

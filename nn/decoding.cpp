@@ -1,4 +1,4 @@
-#include "nn/decoding.h"
+#include "minigrad/nn/decoding.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <limits>
 #include <numeric>
 
-#include "autograd/functions.h"
-#include "tensor/ops.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad::nn {
 

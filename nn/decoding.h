@@ -13,7 +13,7 @@
 
 #include <vector>
 
-#include "nn/decoder.h"
+#include "minigrad/nn/decoder.h"
 
 namespace minigrad::nn {
 

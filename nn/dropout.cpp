@@ -1,8 +1,8 @@
-#include "nn/dropout.h"
+#include "minigrad/nn/dropout.h"
 
 #include <cstdio>
 
-#include "autograd/functions.h"
+#include "minigrad/autograd/functions.h"
 
 namespace minigrad::nn {
 

@@ -2,7 +2,7 @@
 // Masks come from the default generator, so manual_seed() makes them repeatable.
 #pragma once
 
-#include "nn/module.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::nn {
 

@@ -1,6 +1,6 @@
-#include "nn/embedding.h"
+#include "minigrad/nn/embedding.h"
 
-#include "autograd/functions.h"
+#include "minigrad/autograd/functions.h"
 
 namespace minigrad::nn {
 

@@ -11,7 +11,7 @@
 //   Embedding table({.num_embeddings = 65536, .embedding_dim = 64, .sparse = true});
 #pragma once
 
-#include "nn/module.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::nn {
 

@@ -1,8 +1,8 @@
-#include "nn/layer_norm.h"
+#include "minigrad/nn/layer_norm.h"
 
 #include <cstdio>
 
-#include "autograd/functions.h"
+#include "minigrad/autograd/functions.h"
 
 namespace minigrad::nn {
 

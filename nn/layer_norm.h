@@ -2,7 +2,7 @@
 // PyTorch. The math is one fused op: autograd/layer_norm.cpp.
 #pragma once
 
-#include "nn/module.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::nn {
 

@@ -1,8 +1,8 @@
-#include "nn/linear.h"
+#include "minigrad/nn/linear.h"
 
 #include <cmath>
 
-#include "autograd/functions.h"
+#include "minigrad/autograd/functions.h"
 
 namespace minigrad::nn {
 

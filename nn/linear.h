@@ -5,7 +5,7 @@
 //   Linear proj({.in_features = 100, .out_features = 100, .bias = false});  // options
 #pragma once
 
-#include "nn/module.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::nn {
 

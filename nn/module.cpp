@@ -1,4 +1,4 @@
-#include "nn/module.h"
+#include "minigrad/nn/module.h"
 
 #include <ostream>
 

@@ -1,4 +1,4 @@
-#include "nn/module_list.h"
+#include "minigrad/nn/module_list.h"
 
 namespace minigrad::nn {
 

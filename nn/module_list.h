@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "nn/module.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::nn {
 

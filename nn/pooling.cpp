@@ -1,4 +1,4 @@
-#include "nn/pooling.h"
+#include "minigrad/nn/pooling.h"
 
 #include <string>
 

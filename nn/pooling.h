@@ -4,8 +4,8 @@
 //   nn::MaxPool1d pool({.kernel_size = 2});  // (N, C, L) -> (N, C, L / 2)
 #pragma once
 
-#include "autograd/functions.h"
-#include "nn/module.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::nn {
 

@@ -1,8 +1,8 @@
-#include "nn/positional_encoding.h"
+#include "minigrad/nn/positional_encoding.h"
 
 #include <cmath>
 
-#include "autograd/functions.h"
+#include "minigrad/autograd/functions.h"
 
 namespace minigrad::nn {
 

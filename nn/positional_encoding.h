@@ -11,8 +11,8 @@
 // pair (P[i, 2j], P[i, 2j+1]) rotated by the angle δ·ω_j, ω_j = 1/10000^(2j/d), whatever i is.
 #pragma once
 
-#include "nn/dropout.h"
-#include "nn/module.h"
+#include "minigrad/nn/dropout.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::nn {
 

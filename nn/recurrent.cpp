@@ -1,9 +1,9 @@
-#include "nn/recurrent.h"
+#include "minigrad/nn/recurrent.h"
 
 #include <cmath>
 #include <sstream>
 
-#include "tensor/ops.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad::nn {
 

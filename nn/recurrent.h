@@ -21,8 +21,8 @@
 // output past a sequence's length is zero.
 #pragma once
 
-#include "autograd/functions.h"
-#include "nn/module.h"
+#include "minigrad/autograd/functions.h"
+#include "minigrad/nn/module.h"
 
 namespace minigrad::nn {
 

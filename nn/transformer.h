@@ -12,11 +12,11 @@
 
 #include <optional>
 
-#include "nn/attention.h"
-#include "nn/embedding.h"
-#include "nn/layer_norm.h"
-#include "nn/module_list.h"
-#include "nn/positional_encoding.h"
+#include "minigrad/nn/attention.h"
+#include "minigrad/nn/embedding.h"
+#include "minigrad/nn/layer_norm.h"
+#include "minigrad/nn/module_list.h"
+#include "minigrad/nn/positional_encoding.h"
 
 namespace minigrad::nn {
 

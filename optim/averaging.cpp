@@ -1,9 +1,9 @@
-#include "optim/averaging.h"
+#include "minigrad/optim/averaging.h"
 
 #include <algorithm>
 #include <map>
 
-#include "tensor/ops.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad::optim {
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "optim/optimizer.h"
+#include "minigrad/optim/optimizer.h"
 
 namespace minigrad::optim {
 

@@ -1,6 +1,6 @@
-#include "optim/checkpoint.h"
+#include "minigrad/optim/checkpoint.h"
 
-#include "tensor/file_io.h"
+#include "minigrad/tensor/file_io.h"
 
 #include <bit>
 #include <set>

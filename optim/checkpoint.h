@@ -22,10 +22,10 @@
 #include <utility>
 #include <vector>
 
-#include "nn/module.h"
-#include "optim/optimizer.h"
-#include "tensor/random.h"
-#include "tensor/safetensors.h"
+#include "minigrad/nn/module.h"
+#include "minigrad/optim/optimizer.h"
+#include "minigrad/tensor/random.h"
+#include "minigrad/tensor/safetensors.h"
 
 namespace minigrad::optim {
 

@@ -1,7 +1,7 @@
 // The optim layer in one include.
 #pragma once
 
-#include "optim/averaging.h"
-#include "optim/checkpoint.h"
-#include "optim/optimizer.h"
-#include "optim/schedule.h"
+#include "minigrad/optim/averaging.h"
+#include "minigrad/optim/checkpoint.h"
+#include "minigrad/optim/optimizer.h"
+#include "minigrad/optim/schedule.h"

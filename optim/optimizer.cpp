@@ -1,10 +1,10 @@
-#include "optim/optimizer.h"
+#include "minigrad/optim/optimizer.h"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 
-#include "tensor/ops.h"
+#include "minigrad/tensor/ops.h"
 
 namespace minigrad::optim {
 

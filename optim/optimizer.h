@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/grad_mode.h"
-#include "autograd/variable.h"
+#include "minigrad/autograd/grad_mode.h"
+#include "minigrad/autograd/variable.h"
 
 namespace minigrad::optim {
 

@@ -1,11 +1,11 @@
-#include "optim/schedule.h"
+#include "minigrad/optim/schedule.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
 
-#include "tensor/error.h"
+#include "minigrad/tensor/error.h"
 
 namespace minigrad::optim {
 

@@ -16,15 +16,14 @@ git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
 
 jobs=$(nproc)
 echo "== Release build =="
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DMINIGRAD_WERROR=ON
+cmake --preset release -DMINIGRAD_WERROR=ON
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build =="
 # -O1 -g1: instrumented code at -O2 -g compiles twice as slowly, and line tables are all a sanitizer
 # report needs. The example and benchmark programs are not part of the tests.
-cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DMINIGRAD_SANITIZE=ON -DMINIGRAD_WERROR=ON -DMINIGRAD_BUILD_EXAMPLES=OFF -DMINIGRAD_BUILD_BENCHMARKS=OFF
+cmake --preset asan -DMINIGRAD_WERROR=ON
 cmake --build build/asan -j "$jobs"
 ctest --test-dir build/asan --output-on-failure -j "$jobs"
 

@@ -1,4 +1,4 @@
-#include "tensor/attention.h"
+#include "minigrad/tensor/attention.h"
 
 #include <algorithm>
 #include <limits>
@@ -6,11 +6,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "tensor/elementwise.h"
-#include "tensor/matmul.h"
-#include "tensor/random.h"
-#include "tensor/softmax.h"
-#include "tensor/threads.h"
+#include "minigrad/tensor/elementwise.h"
+#include "minigrad/tensor/matmul.h"
+#include "minigrad/tensor/random.h"
+#include "minigrad/tensor/softmax.h"
+#include "minigrad/tensor/threads.h"
 
 namespace minigrad {
 

@@ -18,7 +18,7 @@
 // thread each, with single-threaded BLAS calls inside.
 #pragma once
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

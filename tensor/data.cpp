@@ -1,4 +1,4 @@
-#include "tensor/data.h"
+#include "minigrad/tensor/data.h"
 
 #include <algorithm>
 #include <numeric>

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/random.h"
-#include "tensor/tensor.h"
+#include "minigrad/tensor/random.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

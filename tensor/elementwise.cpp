@@ -1,12 +1,12 @@
-#include "tensor/elementwise.h"
+#include "minigrad/tensor/elementwise.h"
 
 #include <cmath>
 #include <numbers>
 
-#include "tensor/fast_math.h"
-#include "tensor/map.h"
-#include "tensor/random.h"
-#include "tensor/row_sparse.h"
+#include "minigrad/tensor/fast_math.h"
+#include "minigrad/tensor/map.h"
+#include "minigrad/tensor/random.h"
+#include "minigrad/tensor/row_sparse.h"
 
 namespace minigrad {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

@@ -1,4 +1,4 @@
-#include "tensor/file_io.h"
+#include "minigrad/tensor/file_io.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "tensor/error.h"
+#include "minigrad/tensor/error.h"
 
 namespace minigrad {
 

@@ -1,8 +1,8 @@
-#include "tensor/index.h"
+#include "minigrad/tensor/index.h"
 
 #include <cstring>
 
-#include "tensor/threads.h"
+#include "minigrad/tensor/threads.h"
 
 namespace minigrad {
 

@@ -4,7 +4,7 @@
 //   table: [V, D], ids: [N] (int64)  ->  index_select(table, 0, ids): [N, D], row i is table[ids[i]]
 #pragma once
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

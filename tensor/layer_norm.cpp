@@ -1,10 +1,10 @@
-#include "tensor/layer_norm.h"
+#include "minigrad/tensor/layer_norm.h"
 
 #include <cmath>
 #include <vector>
 
-#include "tensor/map.h"
-#include "tensor/threads.h"
+#include "minigrad/tensor/map.h"
+#include "minigrad/tensor/threads.h"
 
 namespace minigrad {
 

@@ -15,7 +15,7 @@
 
 #include <array>
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

@@ -1,11 +1,11 @@
-#include "tensor/loss.h"
+#include "minigrad/tensor/loss.h"
 
 #include <cmath>
 #include <vector>
 
-#include "tensor/fast_math.h"
-#include "tensor/map.h"
-#include "tensor/threads.h"
+#include "minigrad/tensor/fast_math.h"
+#include "minigrad/tensor/map.h"
+#include "minigrad/tensor/threads.h"
 
 namespace minigrad {
 

@@ -13,7 +13,7 @@
 
 #include <utility>
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "tensor/tensor.h"
-#include "tensor/threads.h"
+#include "minigrad/tensor/tensor.h"
+#include "minigrad/tensor/threads.h"
 
 namespace minigrad {
 

@@ -1,4 +1,4 @@
-#include "tensor/matmul.h"
+#include "minigrad/tensor/matmul.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "tensor/threads.h"
+#include "minigrad/tensor/threads.h"
 
 namespace minigrad {
 

@@ -8,7 +8,7 @@
 // column-contiguous are copied first.
 #pragma once
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

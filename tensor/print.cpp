@@ -11,7 +11,7 @@
 #include <ostream>
 #include <string>
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

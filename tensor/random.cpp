@@ -1,4 +1,4 @@
-#include "tensor/random.h"
+#include "minigrad/tensor/random.h"
 
 #include <cmath>
 #include <numbers>

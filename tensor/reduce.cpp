@@ -1,11 +1,11 @@
-#include "tensor/reduce.h"
+#include "minigrad/tensor/reduce.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "tensor/elementwise.h"
-#include "tensor/threads.h"
+#include "minigrad/tensor/elementwise.h"
+#include "minigrad/tensor/threads.h"
 
 namespace minigrad {
 

@@ -5,7 +5,7 @@
 // Sums of float32 accumulate in float64, so a sum of a million floats does not lose its low digits.
 #pragma once
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

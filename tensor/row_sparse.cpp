@@ -1,11 +1,11 @@
-#include "tensor/row_sparse.h"
+#include "minigrad/tensor/row_sparse.h"
 
 #include <algorithm>
 #include <numeric>
 #include <vector>
 
-#include "tensor/elementwise.h"
-#include "tensor/index.h"
+#include "minigrad/tensor/elementwise.h"
+#include "minigrad/tensor/index.h"
 
 namespace minigrad {
 

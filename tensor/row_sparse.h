@@ -16,7 +16,7 @@
 // Where the rows come from: embedding_backward_row_sparse below, called by autograd/embedding.cpp.
 #pragma once
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

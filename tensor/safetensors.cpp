@@ -1,4 +1,4 @@
-#include "tensor/safetensors.h"
+#include "minigrad/tensor/safetensors.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "tensor/file_io.h"
+#include "minigrad/tensor/file_io.h"
 
 namespace minigrad {
 

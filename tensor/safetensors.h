@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

@@ -1,4 +1,4 @@
-#include "tensor/sampling.h"
+#include "minigrad/tensor/sampling.h"
 
 #include <cmath>
 #include <string>

@@ -4,8 +4,8 @@
 //   Tensor next = multinomial(softmax(logits, -1), 1);  // (B, V) -> (B, 1) int64
 #pragma once
 
-#include "tensor/random.h"
-#include "tensor/tensor.h"
+#include "minigrad/tensor/random.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

@@ -1,9 +1,9 @@
-#include "tensor/shape.h"
+#include "minigrad/tensor/shape.h"
 
 #include <algorithm>
 #include <ostream>
 
-#include "tensor/error.h"
+#include "minigrad/tensor/error.h"
 
 namespace minigrad {
 

@@ -1,10 +1,10 @@
-#include "tensor/softmax.h"
+#include "minigrad/tensor/softmax.h"
 
 #include <cmath>
 #include <limits>
 
-#include "tensor/fast_math.h"
-#include "tensor/threads.h"
+#include "minigrad/tensor/fast_math.h"
+#include "minigrad/tensor/threads.h"
 
 namespace minigrad {
 

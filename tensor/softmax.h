@@ -7,7 +7,7 @@
 // makes the whole row NaN, as in PyTorch: a NaN is a bug upstream and must stay visible.
 #pragma once
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

@@ -1,4 +1,4 @@
-#include "tensor/storage.h"
+#include "minigrad/tensor/storage.h"
 
 #include <malloc.h>
 

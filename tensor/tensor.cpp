@@ -1,12 +1,12 @@
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 #include <cmath>
 #include <cstring>
 #include <new>
 #include <optional>
 
-#include "tensor/map.h"
-#include "tensor/row_sparse.h"
+#include "minigrad/tensor/map.h"
+#include "minigrad/tensor/row_sparse.h"
 
 namespace minigrad {
 

@@ -21,11 +21,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "tensor/dtype.h"
-#include "tensor/error.h"
-#include "tensor/random.h"
-#include "tensor/shape.h"
-#include "tensor/storage.h"
+#include "minigrad/tensor/dtype.h"
+#include "minigrad/tensor/error.h"
+#include "minigrad/tensor/random.h"
+#include "minigrad/tensor/shape.h"
+#include "minigrad/tensor/storage.h"
 
 namespace minigrad {
 

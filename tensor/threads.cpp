@@ -1,4 +1,4 @@
-#include "tensor/threads.h"
+#include "minigrad/tensor/threads.h"
 
 #include <cblas.h>
 #include <fcntl.h>

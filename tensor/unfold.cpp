@@ -1,10 +1,10 @@
-#include "tensor/unfold.h"
+#include "minigrad/tensor/unfold.h"
 
 #include <algorithm>
 #include <string>
 
-#include "tensor/map.h"
-#include "tensor/threads.h"
+#include "minigrad/tensor/map.h"
+#include "minigrad/tensor/threads.h"
 
 namespace minigrad {
 

@@ -4,7 +4,7 @@
 // other's backward, so derivatives of any order exist.
 #pragma once
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 namespace minigrad::testing {
 

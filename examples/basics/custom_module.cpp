@@ -9,7 +9,7 @@
 #include <iostream>
 #include <memory>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 using namespace minigrad;
 

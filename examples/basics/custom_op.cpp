@@ -12,7 +12,7 @@
 #include <iostream>
 #include <vector>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 using namespace minigrad;
 

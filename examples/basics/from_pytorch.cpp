@@ -6,7 +6,7 @@
 #include <iostream>
 #include <optional>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 using namespace minigrad;
 

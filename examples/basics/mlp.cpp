@@ -8,7 +8,7 @@
 #include <numbers>
 #include <vector>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 using namespace minigrad;
 

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <string>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 int main(int argc, char** argv) {
   using namespace minigrad;

@@ -4,7 +4,7 @@
 // would print a wrong gradient here.
 #include <iostream>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 int main() {
   using namespace minigrad;

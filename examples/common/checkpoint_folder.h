@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "optim/checkpoint.h"
-#include "tensor/file_io.h"
+#include "minigrad/optim/checkpoint.h"
+#include "minigrad/tensor/file_io.h"
 
 namespace examples {
 

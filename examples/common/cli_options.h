@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "optim/schedule.h"
+#include "minigrad/optim/schedule.h"
 
 namespace examples {
 

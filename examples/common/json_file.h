@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <string>
 
-#include "tensor/error.h"
-#include "tensor/file_io.h"
-#include "tensor/safetensors.h"
+#include "minigrad/tensor/error.h"
+#include "minigrad/tensor/file_io.h"
+#include "minigrad/tensor/safetensors.h"
 
 namespace examples {
 

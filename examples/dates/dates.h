@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 namespace dates {
 

@@ -5,7 +5,7 @@
 
 #include "examples/common/checkpoint_folder.h"
 #include "examples/common/json_file.h"
-#include "tensor/file_io.h"
+#include "minigrad/tensor/file_io.h"
 
 namespace dates {
 

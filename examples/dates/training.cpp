@@ -7,7 +7,7 @@
 
 #include "examples/common/cli_options.h"
 #include "examples/common/progress.h"
-#include "tensor/data.h"
+#include "minigrad/tensor/data.h"
 
 namespace dates {
 

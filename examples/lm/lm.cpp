@@ -11,7 +11,7 @@
 #include "examples/common/cli_options.h"
 #include "examples/common/json_file.h"
 #include "examples/common/progress.h"
-#include "tensor/file_io.h"
+#include "minigrad/tensor/file_io.h"
 
 namespace lm {
 

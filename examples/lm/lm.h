@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "examples/sentiment/text.h"
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 namespace lm {
 

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tensor/error.h"
-#include "tensor/file_io.h"
+#include "minigrad/tensor/error.h"
+#include "minigrad/tensor/file_io.h"
 
 namespace plot {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace plot {
 

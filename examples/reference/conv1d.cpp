@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 int main(int argc, char** argv) {
   using namespace minigrad;

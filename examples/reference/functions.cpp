@@ -11,7 +11,7 @@
 #include <functional>
 #include <iostream>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 namespace {
 

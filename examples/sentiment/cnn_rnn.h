@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 namespace sentiment {
 

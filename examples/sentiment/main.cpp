@@ -22,7 +22,7 @@
 #include "examples/common/cli_options.h"
 #include "examples/sentiment/attention_plot.h"
 #include "examples/sentiment/training.h"
-#include "tensor/file_io.h"
+#include "minigrad/tensor/file_io.h"
 
 namespace {
 

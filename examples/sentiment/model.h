@@ -23,8 +23,8 @@
 
 #include "examples/sentiment/nb_features.h"
 #include "examples/sentiment/text.h"
-#include "minigrad.h"
-#include "tensor/file_io.h"
+#include "minigrad/minigrad.h"
+#include "minigrad/tensor/file_io.h"
 
 namespace sentiment {
 

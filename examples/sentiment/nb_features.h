@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 namespace sentiment {
 

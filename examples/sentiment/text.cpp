@@ -4,8 +4,8 @@
 #include <map>
 #include <sstream>
 
-#include "tensor/error.h"
-#include "tensor/file_io.h"
+#include "minigrad/tensor/error.h"
+#include "minigrad/tensor/file_io.h"
 
 namespace sentiment {
 

@@ -10,7 +10,7 @@
 
 #include "examples/plot/plot.h"
 #include "examples/textbook/positional_facts.h"
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 using namespace minigrad;
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tensor/tensor.h"
+#include "minigrad/tensor/tensor.h"
 
 namespace textbook {
 

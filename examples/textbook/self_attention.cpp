@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "examples/plot/plot.h"
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 using namespace minigrad;
 

@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 namespace textbook {
 

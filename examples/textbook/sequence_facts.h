@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "autograd/variable.h"
-#include "tensor/random.h"
+#include "minigrad/autograd/variable.h"
+#include "minigrad/tensor/random.h"
 
 namespace textbook {
 

@@ -17,7 +17,7 @@
 #include "bench/timing.h"
 #include "examples/plot/plot.h"
 #include "examples/textbook/sequence_facts.h"
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 using namespace minigrad;
 using textbook::SequenceLayerKind;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "autograd/testing.h"
+#include "minigrad/autograd/testing.h"
 #include "test_helpers.h"
 #include "tests/gradcheck/cases.h"
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 using namespace minigrad;
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 using namespace minigrad;
 namespace fs = std::filesystem;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "minigrad.h"
+#include "minigrad/minigrad.h"
 
 namespace minigrad::checks {
 

@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "examples/sentiment/training.h"
-#include "tensor/file_io.h"
+#include "minigrad/tensor/file_io.h"
 #include "test_helpers.h"
 
 using namespace minigrad;

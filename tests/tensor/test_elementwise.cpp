@@ -1,6 +1,6 @@
 #include <limits>
 
-#include "tensor/fast_math.h"
+#include "minigrad/tensor/fast_math.h"
 #include "test_helpers.h"
 
 using namespace minigrad;

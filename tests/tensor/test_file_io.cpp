@@ -6,7 +6,7 @@
 #include <fstream>
 #include <map>
 
-#include "tensor/file_io.h"
+#include "minigrad/tensor/file_io.h"
 #include "test_helpers.h"
 
 using namespace minigrad;

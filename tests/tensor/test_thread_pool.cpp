@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "tensor/threads.h"
+#include "minigrad/tensor/threads.h"
 
 using namespace minigrad;
 

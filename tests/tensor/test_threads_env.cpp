@@ -8,9 +8,9 @@
 #include <set>
 #include <thread>
 
-#include "tensor/matmul.h"
-#include "tensor/tensor.h"
-#include "tensor/threads.h"
+#include "minigrad/tensor/matmul.h"
+#include "minigrad/tensor/tensor.h"
+#include "minigrad/tensor/threads.h"
 
 namespace {
 
