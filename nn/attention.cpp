@@ -10,7 +10,7 @@ DotProductAttention::DotProductAttention(double p, Generator* generator) {
 }
 
 Variable DotProductAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
-                                      const AttentionMask& mask) {
+                                      const AttentionMask& mask) const {
   const int r = queries.rank();
   if (r < 3 || keys.rank() != r || values.rank() != r || queries.shape()[r - 1] != keys.shape()[r - 1] ||
       keys.shape()[r - 2] != values.shape()[r - 2]) {
@@ -75,7 +75,7 @@ Variable MultiHeadAttention::project_values(const Variable& values) const {
 }
 
 Variable MultiHeadAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
-                                     const AttentionMask& mask) {
+                                     const AttentionMask& mask) const {
   if (queries.rank() != 3 || keys.rank() != 3 || values.rank() != 3 || keys.shape()[1] != values.shape()[1] ||
       queries.shape()[0] != keys.shape()[0] || keys.shape()[0] != values.shape()[0]) {
     throw ShapeError("MultiHeadAttention",
@@ -86,7 +86,7 @@ Variable MultiHeadAttention::forward(const Variable& queries, const Variable& ke
 }
 
 Variable MultiHeadAttention::attend(const Variable& queries, const Variable& heads_k, const Variable& heads_v,
-                                    const AttentionMask& mask) {
+                                    const AttentionMask& mask) const {
   if (queries.rank() != 3 || heads_k.rank() != 4 || heads_k.shape() != heads_v.shape() ||
       heads_k.shape()[0] != queries.shape()[0] || heads_k.shape()[1] != options.num_heads) {
     throw ShapeError("MultiHeadAttention",

@@ -33,7 +33,7 @@ class DotProductAttention : public Module {
 
   // Q (B, …, n_q, d), K (B, …, n_k, d), V (B, …, n_k, d_v) -> (B, …, n_q, d_v)
   Variable forward(const Variable& queries, const Variable& keys, const Variable& values,
-                   const AttentionMask& mask = {});
+                   const AttentionMask& mask = {}) const;
 
   // The weights of the last forward pass, (B, …, n_q, n_k), before dropout.
   const Tensor& attention_weights() const { return attention_weights_; }
@@ -45,7 +45,8 @@ class DotProductAttention : public Module {
   AttentionKernel kernel = AttentionKernel::Fused;
 
  private:
-  Tensor attention_weights_;
+  // A record of the last call, kept for inspection, not part of the model: a const model records it too.
+  mutable Tensor attention_weights_;
 };
 
 struct MultiHeadAttentionOptions {
@@ -75,7 +76,7 @@ class MultiHeadAttention : public Module {
   // queries (B, n_q, query_size), keys (B, n_k, key_size), values (B, n_k, value_size)
   //   -> (B, n_q, num_hiddens)
   Variable forward(const Variable& queries, const Variable& keys, const Variable& values,
-                   const AttentionMask& mask = {});
+                   const AttentionMask& mask = {}) const;
 
   // The two halves of forward(), for incremental decoding, which projects each key and value once and
   // keeps them (a key/value cache) instead of re-projecting the whole prefix at every step:
@@ -86,7 +87,7 @@ class MultiHeadAttention : public Module {
   // queries (B, n_q, query_size), heads_k and heads_v (B, num_heads, n_k, num_hiddens/num_heads)
   //   -> (B, n_q, num_hiddens)
   Variable attend(const Variable& queries, const Variable& heads_k, const Variable& heads_v,
-                  const AttentionMask& mask = {});
+                  const AttentionMask& mask = {}) const;
 
   // Per-head weights of the last forward pass: (B, num_heads, n_q, n_k).
   const Tensor& attention_weights() const { return attention->attention_weights(); }

@@ -29,7 +29,8 @@ DecoderLayer::DecoderLayer(const DecoderLayerOptions& opts) : options(opts) {
 }
 
 template <typename SelfAttend, typename CrossAttend>
-Variable DecoderLayer::sublayers(const Variable& x, SelfAttend&& self_attend, CrossAttend&& cross_attend) {
+Variable DecoderLayer::sublayers(const Variable& x, SelfAttend&& self_attend,
+                                 CrossAttend&& cross_attend) const {
   if (!options.norm_first) {
     Variable y = addnorm1->forward(x, self_attend(x));
     if (cross_attention) y = addnorm2->forward(y, cross_attend(y));
@@ -61,7 +62,7 @@ void check_input(const Variable& x, int64_t num_hiddens) {
 
 }  // namespace
 
-Variable DecoderLayer::forward(const Variable& x, const Variable& memory, const DecoderMasks& masks) {
+Variable DecoderLayer::forward(const Variable& x, const Variable& memory, const DecoderMasks& masks) const {
   check_input(x, options.num_hiddens);
   if (cross_attention) check_memory(x, memory, options.num_hiddens);
   // Causal, and padding keys hidden: PyTorch's tgt_mask plus tgt_key_padding_mask.
@@ -72,7 +73,8 @@ Variable DecoderLayer::forward(const Variable& x, const Variable& memory, const 
       [&](const Variable& q) { return cross_attention->forward(q, memory, memory, cross_mask); });
 }
 
-Variable DecoderLayer::forward_step(const Variable& x, LayerCache& cache, const Tensor& source_valid_lens) {
+Variable DecoderLayer::forward_step(const Variable& x, LayerCache& cache,
+                                    const Tensor& source_valid_lens) const {
   check_input(x, options.num_hiddens);
   if (cross_attention && !cache.cross_keys.defined()) {
     throw ValueError("DecoderLayer",
@@ -172,7 +174,7 @@ Variable TransformerDecoder::logits(const Variable& x) const {
 }
 
 Variable TransformerDecoder::forward(const Tensor& tokens, const Variable& memory,
-                                     const DecoderMasks& masks) {
+                                     const DecoderMasks& masks) const {
   Variable x = embed(tokens, 0);
   for (const auto& layer : layer_list) x = layer->forward(x, memory, masks);
   return logits(x);
@@ -195,7 +197,7 @@ DecoderCache TransformerDecoder::start_cache(const Variable& memory, const Tenso
   return cache;
 }
 
-Variable TransformerDecoder::forward_step(const Tensor& tokens, DecoderCache& cache) {
+Variable TransformerDecoder::forward_step(const Tensor& tokens, DecoderCache& cache) const {
   if (cache.layers.size() != layer_list.size()) {
     throw ValueError("TransformerDecoder", "the cache has " + std::to_string(cache.layers.size()) +
                                                " layers, the decoder " + std::to_string(layer_list.size()) +
@@ -248,11 +250,11 @@ Transformer::Transformer(const TransformerOptions& opts) : options(opts) {
                                            .generator = opts.generator}));
 }
 
-Variable Transformer::encode(const Tensor& source, const Tensor& source_valid_lens) {
+Variable Transformer::encode(const Tensor& source, const Tensor& source_valid_lens) const {
   return encoder->forward(source, {.valid_lens = source_valid_lens});
 }
 
-Variable Transformer::forward(const Tensor& source, const Tensor& target, const DecoderMasks& masks) {
+Variable Transformer::forward(const Tensor& source, const Tensor& target, const DecoderMasks& masks) const {
   return decoder->forward(target, encode(source, masks.source_valid_lens), masks);
 }
 

@@ -54,12 +54,12 @@ class DecoderLayer : public Module {
 
   // x (B, T, num_hiddens), memory (B, S, num_hiddens) -> (B, T, num_hiddens). memory is ignored (may be
   // undefined) without cross-attention.
-  Variable forward(const Variable& x, const Variable& memory, const DecoderMasks& masks = {});
+  Variable forward(const Variable& x, const Variable& memory, const DecoderMasks& masks = {}) const;
 
   // Incremental form: x (B, n, num_hiddens) holds the next n positions, after the cache's t. Their keys
   // and values are appended to the cache; position t + i attends to positions <= t + i. The cross-attention
   // keys and values must already be in the cache (TransformerDecoder::start_cache puts them there).
-  Variable forward_step(const Variable& x, LayerCache& cache, const Tensor& source_valid_lens = {});
+  Variable forward_step(const Variable& x, LayerCache& cache, const Tensor& source_valid_lens = {}) const;
 
   std::string name() const override { return "DecoderLayer"; }
   std::string extra_repr() const override { return options.norm_first ? "norm_first=True" : ""; }
@@ -75,7 +75,7 @@ class DecoderLayer : public Module {
  private:
   // The three sub-layers around the two ways of attending (whole sequence, or cached steps).
   template <typename SelfAttend, typename CrossAttend>
-  Variable sublayers(const Variable& x, SelfAttend&& self_attend, CrossAttend&& cross_attend);
+  Variable sublayers(const Variable& x, SelfAttend&& self_attend, CrossAttend&& cross_attend) const;
 };
 
 struct TransformerDecoderOptions {
@@ -120,14 +120,14 @@ class TransformerDecoder : public Module {
 
   // tokens (B, T) int64, memory (B, S, num_hiddens) (undefined without cross-attention)
   //   -> logits (B, T, vocab_size): at position i, the scores of the token after tokens[:, :i+1].
-  Variable forward(const Tensor& tokens, const Variable& memory, const DecoderMasks& masks = {});
+  Variable forward(const Tensor& tokens, const Variable& memory, const DecoderMasks& masks = {}) const;
 
   // A cache for generating from `memory` (undefined without cross-attention): each layer's cross-attention
   // keys and values, computed once here.
   DecoderCache start_cache(const Variable& memory, const Tensor& source_valid_lens = {});
   // tokens (B, n) int64: the next n tokens -> logits (B, n, vocab_size), as forward() would give for those
   // positions of the whole sequence.
-  Variable forward_step(const Tensor& tokens, DecoderCache& cache);
+  Variable forward_step(const Tensor& tokens, DecoderCache& cache) const;
 
   // Each layer's cross-attention weights from the last forward pass: (B, heads, T, S).
   std::vector<Tensor> cross_attention_weights() const;
@@ -179,10 +179,10 @@ class Transformer : public Module {
   explicit Transformer(const TransformerOptions& options);
 
   // source (B, S) int64 -> memory (B, S, num_hiddens); source_valid_lens int64 (B) or undefined.
-  Variable encode(const Tensor& source, const Tensor& source_valid_lens = {});
+  Variable encode(const Tensor& source, const Tensor& source_valid_lens = {}) const;
   // source (B, S), target (B, T) (the decoder's input: the target shifted right behind a start token)
   //   -> logits (B, T, target_vocab_size)
-  Variable forward(const Tensor& source, const Tensor& target, const DecoderMasks& masks = {});
+  Variable forward(const Tensor& source, const Tensor& target, const DecoderMasks& masks = {}) const;
 
   std::string name() const override { return "Transformer"; }
 

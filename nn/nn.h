@@ -16,3 +16,4 @@
 #include "minigrad/nn/positional_encoding.h"
 #include "minigrad/nn/recurrent.h"
 #include "minigrad/nn/transformer.h"
+#include "minigrad/nn/transformer_encoder_layer.h"

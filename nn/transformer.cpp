@@ -43,7 +43,7 @@ EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
       register_module("addnorm2", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
 }
 
-Variable EncoderLayer::forward(const Variable& x, const AttentionMask& mask) {
+Variable EncoderLayer::forward(const Variable& x, const AttentionMask& mask) const {
   if (!options.norm_first) {
     const Variable y = addnorm1->forward(x, attention->forward(x, x, x, mask));
     return addnorm2->forward(y, ffn->forward(y));
@@ -81,11 +81,11 @@ TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : 
     final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));
 }
 
-Variable TransformerEncoder::forward(const Tensor& tokens, const AttentionMask& mask) {
+Variable TransformerEncoder::forward(const Tensor& tokens, const AttentionMask& mask) const {
   return encode(embed(tokens), mask);
 }
 
-Variable TransformerEncoder::embed(const Tensor& tokens) {
+Variable TransformerEncoder::embed(const Tensor& tokens) const {
   if (tokens.rank() != 2)
     throw ShapeError("TransformerEncoder", "expects tokens (B, T), got " + tokens.shape().str());
   // d2l and Vaswani et al. scale the embedding by √d before adding the positional encoding, whose entries
@@ -93,7 +93,7 @@ Variable TransformerEncoder::embed(const Tensor& tokens) {
   return embedding->forward(tokens) * std::sqrt(static_cast<double>(options.num_hiddens));
 }
 
-Variable TransformerEncoder::encode(const Variable& x, const AttentionMask& mask) {
+Variable TransformerEncoder::encode(const Variable& x, const AttentionMask& mask) const {
   if (x.rank() != 3 || x.shape()[2] != options.num_hiddens) {
     throw ShapeError("TransformerEncoder",
                      "expects x (B, T, " + std::to_string(options.num_hiddens) + "), got " + x.shape().str());

@@ -75,7 +75,7 @@ class EncoderLayer : public Module {
   explicit EncoderLayer(const EncoderLayerOptions& options);
 
   // x (B, T, num_hiddens) -> same shape
-  Variable forward(const Variable& x, const AttentionMask& mask = {});
+  Variable forward(const Variable& x, const AttentionMask& mask = {}) const;
 
   std::string name() const override { return "EncoderLayer"; }
   std::string extra_repr() const override { return options.norm_first ? "norm_first=True" : ""; }
@@ -111,14 +111,14 @@ class TransformerEncoder : public Module {
 
   // tokens (B, T) int64 -> (B, T, num_hiddens); the mask (typically valid_lens) is passed to every layer.
   // The same as encode(embed(tokens), mask).
-  Variable forward(const Tensor& tokens, const AttentionMask& mask = {});
+  Variable forward(const Tensor& tokens, const AttentionMask& mask = {}) const;
 
   // The two halves of forward, for a model that adds something of its own to the token embeddings
   // before the layers see them (as PyTorch's nn.TransformerEncoder, which takes embeddings):
   //   embed:  tokens (B, T) int64 -> Embedding(tokens)·√d, (B, T, num_hiddens), before the positions
   //   encode: x (B, T, num_hiddens) -> + PositionalEncoding -> the layers -> (B, T, num_hiddens)
-  Variable embed(const Tensor& tokens);
-  Variable encode(const Variable& x, const AttentionMask& mask = {});
+  Variable embed(const Tensor& tokens) const;
+  Variable encode(const Variable& x, const AttentionMask& mask = {}) const;
 
   // Each layer's per-head attention weights from the last forward pass: (B, num_heads, T, T).
   std::vector<Tensor> attention_weights() const;

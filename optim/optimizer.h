@@ -22,6 +22,7 @@
 //   optim::Adam optimizer(rest.named_parameters(), {.lr = 1e-3});
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <utility>
@@ -108,8 +109,7 @@ class SGD : public Optimizer {
 
 struct AdamOptions {
   double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
+  std::array<double, 2> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999)
   double eps = 1e-8;
   double weight_decay = 0;
 };
@@ -137,8 +137,7 @@ class Adam : public Optimizer {
 
 struct AdamWOptions {
   double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
+  std::array<double, 2> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999)
   double eps = 1e-8;
   double weight_decay = 1e-2;
 };
@@ -153,8 +152,7 @@ class AdamW : public Adam {
 
 struct SparseAdamOptions {
   double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
+  std::array<double, 2> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999)
   double eps = 1e-8;
 };
 

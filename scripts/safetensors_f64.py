@@ -44,3 +44,20 @@ def compare_files(folder, pattern, program, compare, tolerance=1e-10):
         print(f'{path}: max |minigrad - PyTorch| = {diffs[largest]:.3g} over {len(diffs)} tensors '
               f'(largest: {largest})')
     sys.exit(0 if worst < tolerance else 1)
+
+
+def save(path, tensors, metadata=None):
+    """Writes float64 tensors {name: tensor} (and string metadata) as a safetensors file, the format's
+    layout as load() reads it."""
+    header, blobs, offset = {}, [], 0
+    if metadata:
+        header['__metadata__'] = {k: str(v) for k, v in metadata.items()}
+    for name, t in tensors.items():
+        data = array.array('d', t.detach().double().contiguous().reshape(-1).tolist()).tobytes()
+        header[name] = {'dtype': 'F64', 'shape': list(t.shape), 'data_offsets': [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b' ' * (-len(text) % 8)
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<Q', len(text)) + text + b''.join(blobs))

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "examples/reference/parameter_tensors.h"
 #include "minigrad/minigrad.h"
 
 int main(int argc, char** argv) {
@@ -41,11 +42,7 @@ int main(int argc, char** argv) {
       const Variable y = layer.forward(x);
       const Tensor v = Tensor::normal(y.shape(), 0, 1, DType::Float64);  // the upstream gradient
       y.backward(v);
-      std::vector<std::pair<std::string, Tensor>> tensors;
-      for (const auto& [name, p] : layer.named_parameters()) {
-        tensors.emplace_back(name, p.data());
-        tensors.emplace_back(name + ".grad", p.grad());
-      }
+      std::vector<std::pair<std::string, Tensor>> tensors = reference::parameters_and_gradients(layer);
       tensors.emplace_back("x", x.data());
       tensors.emplace_back("x.grad", x.grad());
       tensors.emplace_back("v", v);

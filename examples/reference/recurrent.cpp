@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "examples/reference/parameter_tensors.h"
 #include "minigrad/minigrad.h"
 
 namespace {
@@ -68,11 +69,7 @@ void write_case(const Case& c, const std::string& out) {
   }
   loss.backward();
 
-  std::vector<std::pair<std::string, Tensor>> tensors;
-  for (const auto& [name, p] : layer->named_parameters()) {
-    tensors.emplace_back(name, p.data());
-    tensors.emplace_back(name + ".grad", p.grad());
-  }
+  std::vector<std::pair<std::string, Tensor>> tensors = reference::parameters_and_gradients(*layer);
   tensors.emplace_back("x", x.data());
   tensors.emplace_back("x.grad", x.grad());
   tensors.emplace_back("y", r.output.data());

@@ -756,6 +756,35 @@ std::vector<GradcheckCase> build() {
                                    [layer, mask](In x) { return layer->forward(x[0], mask); });
               });
   }
+  add_layer("nn::MultiheadAttention (PyTorch's; sequence first, key padding mask, 2 heads)",
+            [](Generator& g) {
+              auto layer = in_float64(std::make_shared<nn::MultiheadAttention>(
+                  nn::MultiheadAttentionOptions{.embed_dim = 4, .num_heads = 2}));
+              randomize(*layer, g);
+              const nn::AttentionMask mask{.key_padding_mask =
+                                               Tensor::from_values({0, 0, 0, 0, 0, 1}, {2, 3}, DType::Bool)};
+              // query (3, 2, 4), key and value (3, 2, 4): (n, B, E)
+              return layer_check(layer, {normal(g, {3, 2, 4}), normal(g, {3, 2, 4}), normal(g, {3, 2, 4})},
+                                 [layer, mask](In x) { return layer->forward(x[0], x[1], x[2], mask); });
+            });
+  for (bool norm_first : {false, true}) {
+    add_layer(std::string("nn::TransformerEncoderLayer (PyTorch's; ") +
+                  (norm_first ? "pre-norm, GELU" : "post-norm, ReLU") + ", batch first, causal)",
+              [norm_first](Generator& g) {
+                auto layer = in_float64(
+                    std::make_shared<nn::TransformerEncoderLayer>(nn::TransformerEncoderLayerOptions{
+                        .d_model = 4,
+                        .nhead = 2,
+                        .dim_feedforward = 6,
+                        .dropout = 0.0,
+                        .activation = norm_first ? nn::Activation::GELU : nn::Activation::ReLU,
+                        .batch_first = true,
+                        .norm_first = norm_first}));
+                randomize(*layer, g);
+                return layer_check(layer, {normal(g, {2, 3, 4})},
+                                   [layer](In x) { return layer->forward(x[0], {.causal = true}); });
+              });
+  }
   for (bool norm_first : {false, true}) {
     // Target 3 steps, source 4 (different lengths), both padded: the second target has 2 valid steps, the
     // second source 2.

@@ -27,6 +27,14 @@ step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/consumer -B ${WORK_DIR}/bui
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 step(${WORK_DIR}/build/consumer)
 step(${WORK_DIR}/build/test_cube)
+# The PyTorch-way program, given a PyTorch encoder layer's weights where PyTorch is installed.
+execute_process(COMMAND /usr/bin/python3 ${SOURCE_DIR}/scripts/compare-encoder-layer-with-pytorch.py
+                        --write-torch-layer ${WORK_DIR} RESULT_VARIABLE no_torch OUTPUT_QUIET ERROR_QUIET)
+if(no_torch EQUAL 0)
+  step(${WORK_DIR}/build/pytorch_way ${WORK_DIR})
+else()
+  step(${WORK_DIR}/build/pytorch_way)
+endif()
 if(HAS_DISTRIBUTED)
   # Open MPI's plugins leave allocations LeakSanitizer cannot attribute (as in tests/CMakeLists.txt).
   step(${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=0 ${WORK_DIR}/build/distributed_consumer)

@@ -64,8 +64,7 @@ BOOST_AUTO_TEST_CASE(adam_matches_pytorch) {
                 {0.9811562363975117, -1.9873366302718676, 0.4929356123098128},
                 {0.9793891533789653, -1.9900635980238932, 0.4946504232345407}});
   expect_steps(three_steps([](auto ps) {
-                 return optim::Adam(
-                     ps, {.lr = 0.01, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-6, .weight_decay = 0.1});
+                 return optim::Adam(ps, {.lr = 0.01, .betas = {0.8, 0.99}, .eps = 1e-6, .weight_decay = 0.1});
                }),
                {{0.99000004999975, -1.9900000249999374, 0.49000002857134695},
                 {0.980386376001308, -1.981993348578245, 0.4923519562836955},
@@ -133,8 +132,11 @@ BOOST_AUTO_TEST_CASE(bad_hyperparameters_are_refused) {
   Variable p(Tensor::ones({1}), true);
   expect_error<ValueError>([&] { optim::SGD({p}, {.lr = 0.1, .nesterov = true}); },
                            "SGD: Nesterov momentum requires momentum > 0 and dampening = 0");
-  expect_error<ValueError>([&] { optim::AdamW({p}, {.beta1 = 1.5}); },
-                           "AdamW: beta1 must be in [0.000000, 1.000000], got 1.500000");
+  expect_error<ValueError>(
+      [&] {
+        optim::AdamW({p}, {.betas = {1.5, 0.999}});
+      },
+      "AdamW: betas[0] must be in [0.000000, 1.000000], got 1.500000");
   expect_error<ValueError>([&] { optim::Adam({p}, {.lr = -1}); },
                            "optimizer: lr must be in [0.000000, inf], got -1.000000");
   expect_error<ValueError>([&] { optim::SGD({Variable(Tensor::ones({1}))}, {}); },

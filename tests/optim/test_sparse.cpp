@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(sparse_adam_matches_pytorch) {
   }
 
   Variable other = table_4x2();
-  optim::SparseAdam tuned({other}, {.lr = 0.01, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-6});
+  optim::SparseAdam tuned({other}, {.lr = 0.01, .betas = {0.8, 0.99}, .eps = 1e-6});
   expect_steps(three_sparse_steps(other, tuned),
                {{0.99000099990001, -1.9900004999750012, 0.5, 0.25, -1.5099996666777775, 2.9900002499937504,
                  2.0, -0.75},
