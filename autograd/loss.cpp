@@ -149,25 +149,31 @@ Variable nll_loss(const Variable& input, const Tensor& target, NLLLossOptions op
     throw ShapeError(op, "targets of shape " + target.shape().str() + " do not match input of shape " +
                              input.shape().str() + " (expected [" + std::to_string(n) + "])");
   }
-  // chosen[n, c]: c is row n's target (an ignored row chooses nothing).
+  // Each row's target, as an index into the input flattened row-major: row·C + target. An ignored row
+  // looks up its column 0 and is zeroed below.
   const std::vector<int64_t> ids = target.to_vector<int64_t>();
-  std::vector<bool> chosen(static_cast<size_t>(n * classes), false);
+  std::vector<int64_t> flat_index(static_cast<size_t>(n));
+  std::vector<bool> ignored(static_cast<size_t>(n), false);
   int64_t counted = 0;
   for (int64_t row = 0; row < n; ++row) {
     const int64_t t = ids[static_cast<size_t>(row)];
-    if (t == options.ignore_index) continue;
+    if (t == options.ignore_index) {
+      ignored[static_cast<size_t>(row)] = true;
+      flat_index[static_cast<size_t>(row)] = row * classes;
+      continue;
+    }
     if (t < 0 || t >= classes) {
       throw IndexError(
           op, "target " + std::to_string(t) + " is out of range for " + std::to_string(classes) + " classes");
     }
-    chosen[static_cast<size_t>(row * classes + t)] = true;
+    flat_index[static_cast<size_t>(row)] = row * classes + t;
     ++counted;
   }
-  // where, not a product with a one-hot mask: a -inf log-probability of another class must not become
-  // 0·(-inf) = NaN.
-  const Variable zero(Tensor::scalar(0, input.dtype()));
-  const Variable per_row =
-      neg(sum(where(Tensor::from_vector(chosen, {n, classes}), input, zero), {1}));  // (N)
+  // input[row, target[row]]: a lookup in the input as a one-column table, O(N) (its backward adds g into
+  // the looked-up entries). Zeroing ignored rows with masked_fill keeps a NaN or -inf there out of the loss.
+  const Variable picked =
+      reshape(embedding(reshape(input, {n * classes, 1}), Tensor::from_vector(flat_index, {n})), {n});
+  const Variable per_row = neg(masked_fill(picked, Tensor::from_vector(ignored, {n}), 0.0));  // (N)
   switch (options.reduction) {
     case Reduction::Mean:
       return div(sum(per_row), static_cast<double>(std::max<int64_t>(counted, 1)));
