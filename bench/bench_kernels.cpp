@@ -232,7 +232,7 @@ void bench_conv(double batch_seconds, int rounds) {
 }
 
 // A table of 65,536 rows of 64 floats (the sentiment model's bigram table) looked up by 4,096 random ids
-// (about 3,970 distinct rows): one step is zero_grad, the lookup, backward, clip_grad_norm and the
+// (about 3,970 distinct rows): one step is zero_grad, the lookup, backward, clip_grad_norm_ and the
 // optimizer's step. The dense gradient is the whole 16 MB table at each of those; the row-sparse one is
 // the rows looked up.
 void bench_embedding(double batch_seconds, int rounds) {
@@ -250,7 +250,7 @@ void bench_embedding(double batch_seconds, int rounds) {
   auto step = [&](const Variable& table, optim::Optimizer& optimizer, bool sparse) {
     optimizer.zero_grad();
     embedding(table, batch, {.sparse = sparse}).backward(upstream);
-    optim::clip_grad_norm({table}, 1.0);
+    optim::clip_grad_norm_({table}, 1.0);
     optimizer.step();
   };
   const Variable dense_sgd_table(initial.clone(), true), sparse_sgd_table(initial.clone(), true);

@@ -354,21 +354,22 @@ double sum_of_squares(const T* q, int64_t n) {
 
 }  // namespace
 
-double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm, ClipGradNormOptions options) {
+double clip_grad_norm_(const std::vector<Variable>& parameters, double max_norm,
+                       ClipGradNormOptions options) {
   if (!(max_norm > 0))
-    throw ValueError("clip_grad_norm", "max_norm must be positive, got " + std::to_string(max_norm));
+    throw ValueError("clip_grad_norm_", "max_norm must be positive, got " + std::to_string(max_norm));
   double squares = 0;
   for (const Variable& p : parameters) {
     if (!p.grad().defined()) continue;
     // A row-sparse gradient's rows present are all its non-zeros.
     const Tensor g = p.grad().is_row_sparse() ? p.grad().row_values() : p.grad().contiguous();
-    dispatch_float(g.dtype(), "clip_grad_norm",
+    dispatch_float(g.dtype(), "clip_grad_norm_",
                    [&]<typename T>() { squares += sum_of_squares(g.data_ptr<const T>(), g.numel()); });
   }
   const double norm = std::sqrt(squares);
   if (options.error_if_nonfinite && !std::isfinite(norm)) {
-    throw ValueError("clip_grad_norm", "the total norm of the gradients is " + std::to_string(norm) +
-                                           ": a gradient holds an inf or a NaN");
+    throw ValueError("clip_grad_norm_", "the total norm of the gradients is " + std::to_string(norm) +
+                                            ": a gradient holds an inf or a NaN");
   }
   const double scale = max_norm / (norm + 1e-6);
   if (std::isfinite(norm) && scale < 1) {

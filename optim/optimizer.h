@@ -5,7 +5,7 @@
 //   for (...) {
 //     optimizer.zero_grad();
 //     loss.backward();
-//     optim::clip_grad_norm(model.parameters(), 1.0);
+//     optim::clip_grad_norm_(model.parameters(), 1.0);
 //     optimizer.step();
 //   }
 //
@@ -184,7 +184,7 @@ class SparseAdam : public Optimizer {
 struct ClipGradNormOptions {
   bool error_if_nonfinite = false;
 };
-double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm,
-                      ClipGradNormOptions options = {});
+double clip_grad_norm_(const std::vector<Variable>& parameters, double max_norm,
+                       ClipGradNormOptions options = {});
 
 }  // namespace minigrad::optim

@@ -78,7 +78,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Date>& training_days
     const Variable loss =
         cross_entropy(reshape(logits, {-1, CharVocabulary::kSize}), batch.labels.reshape({-1}));
     loss.backward();
-    optim::clip_grad_norm(optimizer.parameters(), c.clip);
+    optim::clip_grad_norm_(optimizer.parameters(), c.clip);
     optimizer.step();
     tokens += static_cast<double>(batch.tokens);
     losses.add(loss.item());

@@ -153,7 +153,7 @@ TrainingLog train(Checkpoint& checkpoint, const Corpus& corpus, std::ostream& ou
     const Variable logits = model.forward(inputs, Variable());  // (B, T, V)
     const Variable loss = cross_entropy(reshape(logits, {-1, logits.shape()[2]}), targets.reshape({-1}));
     loss.backward();
-    optim::clip_grad_norm(optimizer.parameters(), c.clip);
+    optim::clip_grad_norm_(optimizer.parameters(), c.clip);
     optimizer.step();
     tokens += static_cast<double>(inputs.numel());
     losses.add(loss.item());

@@ -106,7 +106,7 @@ int run(const CnnRnnOptions& model_options, const Args& args) {
       const Variable logits = model.forward(batch.tokens, batch.lengths);
       const Variable loss = cross_entropy(logits, batch.labels);
       loss.backward();
-      if (args.clip > 0) optim::clip_grad_norm(optimizer.parameters(), args.clip);
+      if (args.clip > 0) optim::clip_grad_norm_(optimizer.parameters(), args.clip);
       optimizer.step();
       ++step;
       const double n = static_cast<double>(indices.size());

@@ -427,7 +427,7 @@ double reduce_and_clip(const std::vector<Variable>& parameters, const Ranks& ran
     ranks.average_gradients(parameters);
   }
   const double loss = stats[0] / stats[2];
-  const double norm = optim::clip_grad_norm(parameters, clip);
+  const double norm = optim::clip_grad_norm_(parameters, clip);
   if (!std::isfinite(loss) || !std::isfinite(norm)) {
     throw Error(op, "step " + std::to_string(step + 1) + ": the " +
                         (std::isfinite(loss) ? "gradient norm" : "loss") + " is " +

@@ -29,7 +29,7 @@ void train(nn::TransformerEncoder& model, optim::Optimizer& optimizer, int64_t f
     optimizer.zero_grad();
     Variable loss = mean(pow(nn::masked_mean(model.forward(tokens, mask), mask.valid_lens) - 0.5, 2));
     loss.backward();
-    optim::clip_grad_norm(model.parameters(), 0.5);
+    optim::clip_grad_norm_(model.parameters(), 0.5);
     optimizer.step();
   }
 }

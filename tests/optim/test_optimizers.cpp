@@ -149,27 +149,27 @@ BOOST_AUTO_TEST_CASE(clip_grad_norm_matches_pytorch) {
   a.set_grad(Tensor::from_values({3, 4}, {2}, DType::Float64));
   b.set_grad(Tensor::from_values({12}, {1}, DType::Float64));
   Variable no_grad(Tensor::ones({1}, DType::Float64), true);
-  const double norm = optim::clip_grad_norm({a, b, no_grad}, 6.5);
+  const double norm = optim::clip_grad_norm_({a, b, no_grad}, 6.5);
   BOOST_TEST(norm == 13.0);  // √(9 + 16 + 144)
   // PyTorch: [1.4999998846153937, 1.9999998461538582], [5.999999538461575]
   expect_close(a.grad(), {1.4999998846153937, 1.9999998461538582}, 1e-15);
   expect_close(b.grad(), {5.999999538461575}, 1e-15);
   // Under the limit: untouched
-  BOOST_TEST(optim::clip_grad_norm({a, b}, 100) ==
+  BOOST_TEST(optim::clip_grad_norm_({a, b}, 100) ==
              std::sqrt(1.4999998846153937 * 1.4999998846153937 + 1.9999998461538582 * 1.9999998461538582 +
                        5.999999538461575 * 5.999999538461575));
   expect_close(b.grad(), {5.999999538461575}, 1e-15);
   // Non-finite: reported, gradients left alone
   b.set_grad(Tensor::from_values({INFINITY}, {1}, DType::Float64));
-  BOOST_TEST(std::isinf(optim::clip_grad_norm({a, b}, 1)));
+  BOOST_TEST(std::isinf(optim::clip_grad_norm_({a, b}, 1)));
   expect_close(a.grad(), {1.4999998846153937, 1.9999998461538582}, 1e-15);
   // ... or an error, when asked (PyTorch's error_if_nonfinite)
   b.set_grad(Tensor::from_values({NAN}, {1}, DType::Float64));
   expect_error<ValueError>(
       [&] {
-        optim::clip_grad_norm({a, b}, 1, {.error_if_nonfinite = true});
+        optim::clip_grad_norm_({a, b}, 1, {.error_if_nonfinite = true});
       },
-      "clip_grad_norm: the total norm of the gradients is nan: a gradient holds an inf or a NaN");
+      "clip_grad_norm_: the total norm of the gradients is nan: a gradient holds an inf or a NaN");
 }
 
 BOOST_AUTO_TEST_CASE(warmup_cosine_schedule) {

@@ -1,6 +1,6 @@
 // Optimizers and clipping on row-sparse gradients (an embedding with sparse = true): SparseAdam against
 // PyTorch 1.13's, and against Adam where they are meant to differ; SGD sparse and dense giving the same
-// weights; clip_grad_norm against the dense computation; the refusals; resuming SparseAdam bit for bit.
+// weights; clip_grad_norm_ against the dense computation; the refusals; resuming SparseAdam bit for bit.
 #include "test_helpers.h"
 
 using namespace minigrad;
@@ -177,8 +177,8 @@ BOOST_AUTO_TEST_CASE(clip_grad_norm_over_sparse_gradients_equals_the_dense_compu
   bias.set_grad(Tensor::from_values({0.25, 0.5}, {2}, F64));
   dense_bias.set_grad(bias.grad().clone());
 
-  const double norm = optim::clip_grad_norm({table, bias}, 1.0);
-  const double dense_norm = optim::clip_grad_norm({dense_table, dense_bias}, 1.0);
+  const double norm = optim::clip_grad_norm_({table, bias}, 1.0);
+  const double dense_norm = optim::clip_grad_norm_({dense_table, dense_bias}, 1.0);
   BOOST_TEST(std::abs(norm - std::sqrt(0.25 + 2.25 + 4 + 1 + 0.0625 + 0.25)) < 1e-15);
   BOOST_TEST(norm == dense_norm);
   BOOST_REQUIRE(table.grad().is_row_sparse());  // clipping keeps it row-sparse
@@ -246,7 +246,7 @@ BOOST_AUTO_TEST_CASE(sparse_adam_resumes_bit_for_bit_from_its_state_tensors) {
     for (int step = from; step < to; ++step) {
       optimizer.zero_grad();
       toy_loss(table, batch(step), projection).backward();
-      optim::clip_grad_norm(table.parameters(), 0.05);
+      optim::clip_grad_norm_(table.parameters(), 0.05);
       optimizer.step();
     }
   };
@@ -386,7 +386,7 @@ BOOST_AUTO_TEST_CASE(the_training_step_of_the_docs_learns_and_leaves_unseen_rows
     loss.backward();
     BOOST_REQUIRE(table.weight.grad().is_row_sparse());
     BOOST_TEST(table.weight.grad().row_indices().numel() == 8);
-    optim::clip_grad_norm(nn::parameters_of({&table, &head}), 1.0);
+    optim::clip_grad_norm_(nn::parameters_of({&table, &head}), 1.0);
     table_optimizer.step();
     optimizer.step();
     (step == 0 ? first : last) = loss.item();
