@@ -1,4 +1,4 @@
-// One-dimensional convolution, as one matrix product over the input's windows (im2col).
+// Convolution in one and two dimensions, as one matrix product over the input's windows (im2col).
 //
 // For x (N, C_in, L), weight (C_out, C_in/G, K) and G groups, output position t of channel o in group g
 // sees the window x[n, c, t·stride + k·dilation - pad_left] for c in g's input channels and k < K
@@ -8,7 +8,8 @@
 // weight_g (C_out/G, C_in/G·K) · cols_g (C_in/G·K, L_out). Its backward, fold1d, adds each column's
 // gradient back onto the positions it was read from (col2im); the two are each other's adjoints, so
 // derivatives of any order exist (the kernels: tensor/unfold.h). The product, the reshapes and the bias
-// are ordinary ops.
+// are ordinary ops. conv2d is the same with windows over (H, W): unfold2d lays each KH×KW window of every
+// channel out as a column, one per output pixel.
 #include <algorithm>
 #include <string>
 
@@ -32,55 +33,112 @@ Variable fold1d(const Variable& cols, int64_t length, const Conv1dGeometry& g) {
                 [g](const Variable& gx, NeedsGrad) -> VariableGrads { return {unfold1d(gx, g)}; });
 }
 
-Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias,
-                const Conv1dFuncOptions& options) {
-  if (!x.defined() || !weight.defined()) throw ValueError("conv1d", "an operand is undefined");
+namespace {
+
+// What conv1d and conv2d check alike: the ranks (`dims` spatial dimensions), the groups and the bias.
+// Returns the operands' shapes, for the messages.
+std::string check_operands(const char* op, const Variable& x, const Variable& weight, const Variable& bias,
+                           int64_t groups, int dims, const std::string& expected) {
+  if (!x.defined() || !weight.defined()) throw ValueError(op, "an operand is undefined");
   const std::string shapes = "input " + x.shape().str() + ", weight " + weight.shape().str() +
                              (bias.defined() ? ", bias " + bias.shape().str() : std::string());
-  if (x.rank() != 3 || weight.rank() != 3) {
-    throw ShapeError("conv1d",
-                     "expects input (N, C_in, L) and weight (C_out, C_in/groups, K), got " + shapes);
-  }
-  const int64_t n = x.shape()[0], c_in = x.shape()[1], length = x.shape()[2];
-  const int64_t c_out = weight.shape()[0], kernel = weight.shape()[2], groups = options.groups;
+  if (x.rank() != 2 + dims || weight.rank() != 2 + dims)
+    throw ShapeError(op, "expects " + expected + ", got " + shapes);
+  const int64_t c_in = x.shape()[1], c_out = weight.shape()[0];
   if (groups < 1 || c_in % groups != 0 || c_out % groups != 0 || weight.shape()[1] * groups != c_in) {
-    throw ShapeError(
-        "conv1d", "with " + std::to_string(groups) + " group(s) the input channels (" + std::to_string(c_in) +
-                      ") and output channels (" + std::to_string(c_out) +
-                      ") must divide into the groups and weight.shape[1] must be C_in/groups; got " + shapes);
+    throw ShapeError(op, "with " + std::to_string(groups) + " group(s) the input channels (" +
+                             std::to_string(c_in) + ") and output channels (" + std::to_string(c_out) +
+                             ") must divide into the groups and weight.shape[1] must be C_in/groups; got " +
+                             shapes);
   }
   if (bias.defined() && bias.shape() != Shape{c_out}) {
-    throw ShapeError("conv1d", "the bias must be (C_out) = [" + std::to_string(c_out) + "], got " + shapes);
+    throw ShapeError(op, "the bias must be (C_out) = [" + std::to_string(c_out) + "], got " + shapes);
   }
-  if (options.stride < 1 || options.dilation < 1 || options.padding < 0) {
-    throw ValueError("conv1d", "stride and dilation must be positive and padding non-negative, got stride " +
-                                   std::to_string(options.stride) + ", dilation " +
-                                   std::to_string(options.dilation) + ", padding " +
-                                   std::to_string(options.padding));
+  return shapes;
+}
+
+// One spatial axis's windows: `length` positions, a kernel of `kernel`, the axis's stride, padding (or
+// 'same') and dilation. Throws unless they fit.
+Conv1dGeometry axis_geometry(const char* op, int64_t length, int64_t kernel, int64_t stride, int64_t padding,
+                             bool padding_same, int64_t dilation, const std::string& shapes) {
+  if (stride < 1 || dilation < 1 || padding < 0) {
+    throw ValueError(op, "stride and dilation must be positive and padding non-negative, got stride " +
+                             std::to_string(stride) + ", dilation " + std::to_string(dilation) +
+                             ", padding " + std::to_string(padding));
   }
-  if (options.padding_same && options.stride != 1) {
-    throw ValueError("conv1d", "padding 'same' needs stride 1, got stride " + std::to_string(options.stride));
+  if (padding_same && stride != 1) {
+    throw ValueError(op, "padding 'same' needs stride 1, got stride " + std::to_string(stride));
   }
-  Conv1dGeometry g{.kernel = kernel, .stride = options.stride, .dilation = options.dilation};
-  if (options.padding_same) {  // as PyTorch: the extra position, when the total is odd, goes on the right
-    const int64_t total = options.dilation * (kernel - 1);
+  Conv1dGeometry g{.kernel = kernel, .stride = stride, .dilation = dilation};
+  if (padding_same) {  // as PyTorch: the extra position, when the total is odd, goes on the right
+    const int64_t total = dilation * (kernel - 1);
     g.pad_left = total / 2;
     g.pad_right = total - total / 2;
   } else {
-    g.pad_left = g.pad_right = options.padding;
+    g.pad_left = g.pad_right = padding;
   }
-  const int64_t span = options.dilation * (kernel - 1) + 1, padded = length + g.pad_left + g.pad_right;
+  const int64_t span = dilation * (kernel - 1) + 1, padded = length + g.pad_left + g.pad_right;
   if (span > padded) {
-    throw ShapeError("conv1d", "the kernel spans " + std::to_string(span) +
-                                   " positions, more than the padded input's " + std::to_string(padded) +
-                                   "; got " + shapes);
+    throw ShapeError(op, "the kernel spans " + std::to_string(span) +
+                             " positions, more than the padded input's " + std::to_string(padded) + "; got " +
+                             shapes);
   }
+  return g;
+}
+
+}  // namespace
+
+Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias,
+                const Conv1dFuncOptions& options) {
+  const std::string shapes = check_operands("conv1d", x, weight, bias, options.groups, 1,
+                                            "input (N, C_in, L) and weight (C_out, C_in/groups, K)");
+  const int64_t n = x.shape()[0], c_in = x.shape()[1], length = x.shape()[2];
+  const int64_t c_out = weight.shape()[0], kernel = weight.shape()[2], groups = options.groups;
+  const Conv1dGeometry g = axis_geometry("conv1d", length, kernel, options.stride, options.padding,
+                                         options.padding_same, options.dilation, shapes);
   const int64_t out_length = g.out_length(length), cin_k = c_in / groups * kernel;
   // cols (N, G, C_in/G·K, L_out), weight (1, G, C_out/G, C_in/G·K): one product per group, batched.
   const Variable cols = reshape(unfold1d(x, g), {n, groups, cin_k, out_length});
   const Variable w = reshape(weight, {1, groups, c_out / groups, cin_k});
   Variable y = reshape(matmul(w, cols), {n, c_out, out_length});  // (N, C_out, L_out)
   if (bias.defined()) y = add(y, reshape(bias, {c_out, 1}));
+  return y;
+}
+
+// ---- two dimensions: the same product over an image's windows ----
+
+Variable unfold2d(const Variable& x, const Conv2dGeometry& g) {
+  // Linear in x; its adjoint is fold2d.
+  return record("unfold2d", unfold2d(x.data(), g), {x},
+                [g, h = x.shape()[2], w = x.shape()[3]](const Variable& gc, NeedsGrad) -> VariableGrads {
+                  return {fold2d(gc, h, w, g)};
+                });
+}
+
+Variable fold2d(const Variable& cols, int64_t height, int64_t width, const Conv2dGeometry& g) {
+  // Linear in cols; its adjoint is unfold2d.
+  return record("fold2d", fold2d(cols.data(), height, width, g), {cols},
+                [g](const Variable& gx, NeedsGrad) -> VariableGrads { return {unfold2d(gx, g)}; });
+}
+
+Variable conv2d(const Variable& x, const Variable& weight, const Variable& bias,
+                const Conv2dFuncOptions& options) {
+  const std::string shapes = check_operands("conv2d", x, weight, bias, options.groups, 2,
+                                            "input (N, C_in, H, W) and weight (C_out, C_in/groups, KH, KW)");
+  const int64_t n = x.shape()[0], c_in = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  const int64_t c_out = weight.shape()[0], groups = options.groups;
+  const Conv2dGeometry g{
+      .height = axis_geometry("conv2d", h, weight.shape()[2], options.stride.h, options.padding.h,
+                              options.padding_same, options.dilation.h, shapes),
+      .width = axis_geometry("conv2d", w, weight.shape()[3], options.stride.w, options.padding.w,
+                             options.padding_same, options.dilation.w, shapes)};
+  const int64_t out_h = g.height.out_length(h), out_w = g.width.out_length(w);
+  const int64_t cin_k = c_in / groups * weight.shape()[2] * weight.shape()[3];
+  // cols (N, G, C_in/G·KH·KW, H_out·W_out), weight (1, G, C_out/G, C_in/G·KH·KW): a product per group.
+  const Variable cols = reshape(unfold2d(x, g), {n, groups, cin_k, out_h * out_w});
+  const Variable flat_weight = reshape(weight, {1, groups, c_out / groups, cin_k});
+  Variable y = reshape(matmul(flat_weight, cols), {n, c_out, out_h, out_w});  // (N, C_out, H_out, W_out)
+  if (bias.defined()) y = add(y, reshape(bias, {c_out, 1, 1}));
   return y;
 }
 

@@ -14,7 +14,7 @@
 //   loss.cpp        cross_entropy binary_cross_entropy_with_logits mse_loss l1_loss smooth_l1_loss
 //                   huber_loss nll_loss
 //   attention.cpp   masked_softmax, scaled_dot_product_attention (fused, or composed from the above)
-//   conv.cpp        conv1d, and unfold1d / fold1d (im2col and its adjoint)
+//   conv.cpp        conv1d, conv2d, and unfold1d/2d, fold1d/2d (im2col and its adjoint)
 //   pooling.cpp     max_pool1d, avg_pool1d, max_over_time, mean_over_time
 //
 // Broadcasting follows NumPy; the gradient of a broadcast input is summed back to its shape (sum_to).
@@ -185,6 +185,23 @@ Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias,
 // windows a convolution reads (Conv1dGeometry and the kernels: tensor/unfold.h).
 Variable unfold1d(const Variable& x, const Conv1dGeometry& geometry);
 Variable fold1d(const Variable& cols, int64_t length, const Conv1dGeometry& geometry);
+
+struct Conv2dFuncOptions {  // the function's options; nn::Conv2dOptions are the layer's
+  Size2d stride = 1;
+  Size2d padding = 0;  // zeros on both sides of each axis
+  bool padding_same =
+      false;  // instead: the output the size of the input (PyTorch's padding='same', stride 1)
+  Size2d dilation = 1;
+  int64_t groups = 1;
+};
+// PyTorch's F.conv2d: x (N, C_in, H, W), weight (C_out, C_in/groups, KH, KW), bias (C_out) or undefined ->
+// (N, C_out, H_out, W_out), each axis as conv1d's L_out.
+Variable conv2d(const Variable& x, const Variable& weight, const Variable& bias,
+                const Conv2dFuncOptions& options = {});
+// im2col over images, x (N, C, H, W) -> cols (N, C·KH·KW, H_out·W_out), and its adjoint, cols -> (N, C,
+// height, width) (tensor/unfold.h).
+Variable unfold2d(const Variable& x, const Conv2dGeometry& geometry);
+Variable fold2d(const Variable& cols, int64_t height, int64_t width, const Conv2dGeometry& geometry);
 
 // ---- pooling over time, x (N, C, L) ----
 struct MaxPool1dOptions {

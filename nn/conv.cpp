@@ -4,20 +4,46 @@
 
 namespace minigrad::nn {
 
+namespace {
+
+// What Conv1d and Conv2d check alike; returns the bound of the initial weights and bias, 1/√fan_in.
+double check_and_bound(const char* layer, int64_t in_channels, int64_t out_channels, int64_t kernel_elements,
+                       int64_t groups) {
+  if (in_channels <= 0 || out_channels <= 0 || kernel_elements <= 0 || groups <= 0) {
+    throw ValueError(layer, "in_channels, out_channels, kernel_size and groups must be positive, got " +
+                                std::to_string(in_channels) + ", " + std::to_string(out_channels) + ", " +
+                                std::to_string(kernel_elements) + " kernel element(s), " +
+                                std::to_string(groups));
+  }
+  if (in_channels % groups != 0 || out_channels % groups != 0) {
+    throw ValueError(layer, "in_channels (" + std::to_string(in_channels) + ") and out_channels (" +
+                                std::to_string(out_channels) + ") must be divisible by groups (" +
+                                std::to_string(groups) + ")");
+  }
+  return 1.0 / std::sqrt(static_cast<double>(in_channels / groups * kernel_elements));
+}
+
+// Checks that x is (N, in_channels, <spatial>), of rank `rank`, then runs the op, naming the layer in a shape
+// error (the op's message has the shapes).
+template <typename Op>
+Variable checked_forward(const char* layer, const Variable& x, int rank, int64_t in_channels,
+                         const std::string& spatial, Op op) {
+  if (!x.defined() || x.rank() != rank || x.shape()[1] != in_channels) {
+    throw ShapeError(layer, "expects input (N, " + std::to_string(in_channels) + ", " + spatial + "), got " +
+                                (x.defined() ? x.shape().str() : std::string("an undefined Variable")));
+  }
+  try {
+    return op();
+  } catch (const ShapeError& e) {
+    throw ShapeError(layer, e.detail());
+  }
+}
+
+}  // namespace
+
 Conv1d::Conv1d(const Conv1dOptions& opts) : options(opts) {
-  if (opts.in_channels <= 0 || opts.out_channels <= 0 || opts.kernel_size <= 0 || opts.groups <= 0) {
-    throw ValueError("Conv1d", "in_channels, out_channels, kernel_size and groups must be positive, got " +
-                                   std::to_string(opts.in_channels) + ", " +
-                                   std::to_string(opts.out_channels) + ", " +
-                                   std::to_string(opts.kernel_size) + ", " + std::to_string(opts.groups));
-  }
-  if (opts.in_channels % opts.groups != 0 || opts.out_channels % opts.groups != 0) {
-    throw ValueError("Conv1d", "in_channels (" + std::to_string(opts.in_channels) + ") and out_channels (" +
-                                   std::to_string(opts.out_channels) + ") must be divisible by groups (" +
-                                   std::to_string(opts.groups) + ")");
-  }
-  const int64_t fan_in = opts.in_channels / opts.groups * opts.kernel_size;
-  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  const double bound =
+      check_and_bound("Conv1d", opts.in_channels, opts.out_channels, opts.kernel_size, opts.groups);
   weight = register_parameter(
       "weight", Tensor::uniform({opts.out_channels, opts.in_channels / opts.groups, opts.kernel_size}, -bound,
                                 bound, DType::Float32, opts.generator));
@@ -28,20 +54,14 @@ Conv1d::Conv1d(const Conv1dOptions& opts) : options(opts) {
 }
 
 Variable Conv1d::forward(const Variable& x) const {
-  if (!x.defined() || x.rank() != 3 || x.shape()[1] != options.in_channels) {
-    throw ShapeError("Conv1d", "expects input (N, " + std::to_string(options.in_channels) + ", L), got " +
-                                   (x.defined() ? x.shape().str() : std::string("an undefined Variable")));
-  }
-  try {
+  return checked_forward("Conv1d", x, 3, options.in_channels, "L", [&] {
     return conv1d(x, weight, bias,
                   {.stride = options.stride,
                    .padding = options.padding,
                    .padding_same = options.padding_same,
                    .dilation = options.dilation,
                    .groups = options.groups});
-  } catch (const ShapeError& e) {  // name the layer: the op's message has the shapes
-    throw ShapeError("Conv1d", e.detail());
-  }
+  });
 }
 
 std::string Conv1d::extra_repr() const {
@@ -54,6 +74,48 @@ std::string Conv1d::extra_repr() const {
     s += ", padding=(" + std::to_string(options.padding) + ",)";
   }
   if (options.dilation != 1) s += ", dilation=(" + std::to_string(options.dilation) + ",)";
+  if (options.groups != 1) s += ", groups=" + std::to_string(options.groups);
+  if (!options.bias) s += ", bias=False";
+  return s;
+}
+
+Conv2d::Conv2d(const Conv2dOptions& opts) : options(opts) {
+  const Size2d k = opts.kernel_size;
+  if (k.h <= 0 || k.w <= 0) {
+    throw ValueError("Conv2d", "kernel_size must be positive, got (" + std::to_string(k.h) + ", " +
+                                   std::to_string(k.w) + ")");
+  }
+  const double bound = check_and_bound("Conv2d", opts.in_channels, opts.out_channels, k.h * k.w, opts.groups);
+  weight = register_parameter(
+      "weight", Tensor::uniform({opts.out_channels, opts.in_channels / opts.groups, k.h, k.w}, -bound, bound,
+                                DType::Float32, opts.generator));
+  if (opts.bias) {
+    bias = register_parameter(
+        "bias", Tensor::uniform({opts.out_channels}, -bound, bound, DType::Float32, opts.generator));
+  }
+}
+
+Variable Conv2d::forward(const Variable& x) const {
+  return checked_forward("Conv2d", x, 4, options.in_channels, "H, W", [&] {
+    return conv2d(x, weight, bias,
+                  {.stride = options.stride,
+                   .padding = options.padding,
+                   .padding_same = options.padding_same,
+                   .dilation = options.dilation,
+                   .groups = options.groups});
+  });
+}
+
+std::string Conv2d::extra_repr() const {
+  auto pair = [](Size2d s) { return "(" + std::to_string(s.h) + ", " + std::to_string(s.w) + ")"; };
+  std::string s = std::to_string(options.in_channels) + ", " + std::to_string(options.out_channels) +
+                  ", kernel_size=" + pair(options.kernel_size) + ", stride=" + pair(options.stride);
+  if (options.padding_same) {
+    s += ", padding=same";
+  } else if (options.padding != Size2d(0)) {
+    s += ", padding=" + pair(options.padding);
+  }
+  if (options.dilation != Size2d(1)) s += ", dilation=" + pair(options.dilation);
   if (options.groups != 1) s += ", groups=" + std::to_string(options.groups);
   if (!options.bias) s += ", bias=False";
   return s;

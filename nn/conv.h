@@ -1,10 +1,12 @@
-// Conv1d: a one-dimensional convolution over (N, C_in, L), with PyTorch's semantics and names: weight
-// (out_channels, in_channels / groups, kernel_size), bias (out_channels), both initialised
-// U(-1/√fan_in, 1/√fan_in) with fan_in = in_channels / groups · kernel_size (PyTorch's kaiming_uniform
-// with a = √5, and its bias rule).
+// Conv1d and Conv2d: convolutions over (N, C_in, L) and (N, C_in, H, W), with PyTorch's semantics and
+// names: weight (out_channels, in_channels / groups, kernel...), bias (out_channels), both initialised
+// U(-1/√fan_in, 1/√fan_in) with fan_in = in_channels / groups · (the kernel's size) (PyTorch's
+// kaiming_uniform with a = √5, and its bias rule).
 //
 //   nn::Conv1d conv({.in_channels = 64, .out_channels = 100, .kernel_size = 3, .padding_same = true});
 //   Variable y = conv.forward(x);  // (N, 64, L) -> (N, 100, L)
+//   nn::Conv2d conv2({.in_channels = 1, .out_channels = 32, .kernel_size = 3, .padding = 1});
+//   Variable z = conv2.forward(images);  // (N, 1, 28, 28) -> (N, 32, 28, 28)
 #pragma once
 
 #include "minigrad/autograd/functions.h"
@@ -39,6 +41,35 @@ class Conv1d : public Module {
   Variable weight;  // (out_channels, in_channels / groups, kernel_size)
   Variable bias;    // (out_channels), or undefined without bias
   Conv1dOptions options;
+};
+
+struct Conv2dOptions {
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  Size2d kernel_size = 1;  // 3 for 3×3, {3, 5} for 3 high and 5 wide; stride, padding and dilation alike
+  Size2d stride = 1;
+  Size2d padding = 0;         // zeros on both sides of each axis
+  bool padding_same = false;  // instead: the output the size of the input (stride 1)
+  Size2d dilation = 1;
+  int64_t groups = 1;
+  bool bias = true;
+  // Where the initial weights are drawn from; nullptr: this thread's default generator. Not owned.
+  Generator* generator = nullptr;
+};
+
+class Conv2d : public Module {
+ public:
+  explicit Conv2d(const Conv2dOptions& options);
+
+  // x: (N, in_channels, H, W) -> (N, out_channels, H_out, W_out)
+  Variable forward(const Variable& x) const;
+
+  std::string name() const override { return "Conv2d"; }
+  std::string extra_repr() const override;
+
+  Variable weight;  // (out_channels, in_channels / groups, kernel_size.h, kernel_size.w)
+  Variable bias;    // (out_channels), or undefined without bias
+  Conv2dOptions options;
 };
 
 }  // namespace minigrad::nn

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Runs the Conv1d computations that minigrad-conv-reference saved through PyTorch's nn.Conv1d (Debian's
-python3-torch, PyTorch 1.13), with the same weights, input and upstream gradient, and prints the largest
+"""Runs the Conv1d and Conv2d computations that minigrad-conv-reference saved through PyTorch's nn.Conv1d
+and nn.Conv2d (Debian's python3-torch, PyTorch 1.13), with the same weights, input and upstream gradient, and prints the largest
 difference of the outputs and of every gradient. Exits 1 if any exceeds 1e-10.
 
   build/release/examples/minigrad-conv-reference --out /tmp/conv
@@ -13,12 +13,19 @@ import torch
 from safetensors_f64 import compare_files, load
 
 
+def size(text):
+    """'3' -> 3 (Conv1d), '3,2' -> (3, 2) (Conv2d)."""
+    parts = tuple(int(p) for p in text.split(','))
+    return parts[0] if len(parts) == 1 else parts
+
+
 def run(path):
     t, m = load(path)
-    padding = m['padding'] if m['padding'] == 'same' else int(m['padding'])
-    layer = torch.nn.Conv1d(int(m['in_channels']), int(m['out_channels']), int(m['kernel_size']),
-                            stride=int(m['stride']), padding=padding, dilation=int(m['dilation']),
-                            groups=int(m['groups']), bias=m['bias'] == '1').double()
+    padding = m['padding'] if m['padding'] == 'same' else size(m['padding'])
+    kind = getattr(torch.nn, m.get('kind', 'Conv1d'))
+    layer = kind(int(m['in_channels']), int(m['out_channels']), size(m['kernel_size']),
+                 stride=size(m['stride']), padding=padding, dilation=size(m['dilation']),
+                 groups=int(m['groups']), bias=m['bias'] == '1').double()
     state = {'weight': t['weight']}
     if m['bias'] == '1':
         state['bias'] = t['bias']
@@ -34,7 +41,7 @@ def run(path):
 
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else 'out/conv-reference'
-    compare_files(folder, 'conv1d_*.safetensors', 'minigrad-conv-reference', run)
+    compare_files(folder, 'conv[12]d_*.safetensors', 'minigrad-conv-reference', run)
 
 
 if __name__ == '__main__':

@@ -94,4 +94,90 @@ Tensor fold1d(const Tensor& cols, int64_t length, const Conv1dGeometry& g) {
   return x;
 }
 
+namespace {
+
+// Calls visit(column row r, output pixel index o, channel c, input pixel index i) for every window
+// element that falls inside the image: row r = (c·KH + kh)·KW + kw, o = oh·W_out + ow, i = ih·W + iw.
+template <typename Visit>
+void for_each_window_pixel(int64_t channels, int64_t height, int64_t width, int64_t out_h, int64_t out_w,
+                           const Conv2dGeometry& g, Visit visit) {
+  const Conv1dGeometry &gh = g.height, &gw = g.width;
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t kh = 0; kh < gh.kernel; ++kh) {
+      for (int64_t kw = 0; kw < gw.kernel; ++kw) {
+        const int64_t r = (c * gh.kernel + kh) * gw.kernel + kw;
+        const int64_t shift_h = kh * gh.dilation - gh.pad_left, shift_w = kw * gw.dilation - gw.pad_left;
+        for (int64_t oh = 0; oh < out_h; ++oh) {
+          const int64_t ih = oh * gh.stride + shift_h;
+          if (ih < 0 || ih >= height) continue;
+          for (int64_t ow = 0; ow < out_w; ++ow) {
+            const int64_t iw = ow * gw.stride + shift_w;
+            if (iw >= 0 && iw < width) visit(r, oh * out_w + ow, c, ih * width + iw);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Tensor unfold2d(const Tensor& x, const Conv2dGeometry& g) {
+  check_geometry("unfold2d", g.height);
+  check_geometry("unfold2d", g.width);
+  if (x.rank() != 4) throw ShapeError("unfold2d", "expects (N, C, H, W), got " + x.shape().str());
+  const Tensor xc = x.contiguous();
+  const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  const int64_t ho = std::max<int64_t>(g.height.out_length(h), 0),
+                wo = std::max<int64_t>(g.width.out_length(w), 0);
+  const int64_t rows = c * g.height.kernel * g.width.kernel;
+  Tensor cols = Tensor::zeros({n, rows, ho * wo}, x.dtype());
+  if (ho * wo == 0) return cols;
+  dispatch_float(x.dtype(), "unfold2d", [&]<typename T>() {
+    const T* px = xc.data_ptr<const T>();
+    T* pc = cols.data_ptr<T>();
+    parallel_for(n, rows * ho * wo, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        const T* xb = px + b * c * h * w;  // (C, H·W)
+        T* cb = pc + b * rows * ho * wo;   // (C·KH·KW, H_out·W_out)
+        for_each_window_pixel(c, h, w, ho, wo, g, [&](int64_t r, int64_t o, int64_t ch, int64_t i) {
+          cb[r * ho * wo + o] = xb[ch * h * w + i];
+        });
+      }
+    });
+  });
+  return cols;
+}
+
+Tensor fold2d(const Tensor& cols, int64_t height, int64_t width, const Conv2dGeometry& g) {
+  check_geometry("fold2d", g.height);
+  check_geometry("fold2d", g.width);
+  const int64_t window = g.height.kernel * g.width.kernel;
+  const int64_t ho = std::max<int64_t>(g.height.out_length(height), 0),
+                wo = std::max<int64_t>(g.width.out_length(width), 0);
+  if (cols.rank() != 3 || cols.shape()[1] % window != 0 || cols.shape()[2] != ho * wo) {
+    throw ShapeError("fold2d", "columns of shape " + cols.shape().str() + " do not fit (N, C·" +
+                                   std::to_string(window) + ", " + std::to_string(ho * wo) +
+                                   ") for an image of " + std::to_string(height) + "×" +
+                                   std::to_string(width));
+  }
+  const Tensor cc = cols.contiguous();
+  const int64_t n = cols.shape()[0], c = cols.shape()[1] / window, rows = cols.shape()[1];
+  Tensor x = Tensor::zeros({n, c, height, width}, cols.dtype());
+  dispatch_float(cols.dtype(), "fold2d", [&]<typename T>() {
+    const T* pc = cc.data_ptr<const T>();
+    T* px = x.data_ptr<T>();
+    parallel_for(n, rows * ho * wo, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        const T* cb = pc + b * rows * ho * wo;
+        T* xb = px + b * c * height * width;
+        for_each_window_pixel(c, height, width, ho, wo, g, [&](int64_t r, int64_t o, int64_t ch, int64_t i) {
+          xb[ch * height * width + i] += cb[r * ho * wo + o];
+        });
+      }
+    });
+  });
+  return x;
+}
+
 }  // namespace minigrad

@@ -208,6 +208,28 @@ std::vector<GradcheckCase> build() {
       },
       [](In x) { return conv1d(x[0], x[1], x[2], {.padding_same = true}); });
   add_case(
+      "conv2d (3x2 kernel, stride (2, 1), padding (1, 0), bias)",
+      [](Generator& g) {
+        const int64_t c = size_in(g, 1, 3);
+        return Inputs{normal(g, {2, c, size_in(g, 4, 6), size_in(g, 3, 5)}), normal(g, {3, c, 3, 2}),
+                      normal(g, {3})};
+      },
+      [](In x) {
+        return conv2d(x[0], x[1], x[2], {.stride = {2, 1}, .padding = {1, 0}});
+      });
+  add_case(
+      "conv2d (dilation 2, groups 2, no bias)",
+      [](Generator& g) {
+        return Inputs{normal(g, {1, 4, size_in(g, 5, 7), 5}), normal(g, {4, 2, 2, 2})};
+      },
+      [](In x) { return conv2d(x[0], x[1], Variable(), {.dilation = 2, .groups = 2}); });
+  add_case(
+      "conv2d (padding same, even kernel)",
+      [](Generator& g) {
+        return Inputs{normal(g, {1, 2, size_in(g, 3, 5), 4}), normal(g, {2, 2, 2, 3}), normal(g, {2})};
+      },
+      [](In x) { return conv2d(x[0], x[1], x[2], {.padding_same = true}); });
+  add_case(
       "max_pool1d (kernel 3, stride 2, padding 1)",
       [](Generator& g) {
         return Inputs{normal(g, {2, 2, size_in(g, 4, 7)})};
@@ -239,6 +261,19 @@ std::vector<GradcheckCase> build() {
       [](In x) {
         return fold1d(x[0], 7,
                       Conv1dGeometry{.kernel = 3, .stride = 2, .dilation = 1, .pad_left = 1, .pad_right = 1});
+      });
+
+  add_case(
+      "fold2d (col2im over an image)",
+      [](Generator& g) {
+        // C 2, a 3x2 kernel; H 5, W 4 give 3x3 windows (stride 2 and 1, padding 1 and 0)
+        return Inputs{normal(g, {1, 12, 9})};
+      },
+      [](In x) {
+        return fold2d(x[0], 5, 4,
+                      Conv2dGeometry{
+                          .height = {.kernel = 3, .stride = 2, .dilation = 1, .pad_left = 1, .pad_right = 1},
+                          .width = {.kernel = 2, .stride = 1, .dilation = 1, .pad_left = 0, .pad_right = 0}});
       });
 
   add_case(
@@ -631,6 +666,12 @@ std::vector<GradcheckCase> build() {
     auto layer = in_float64(std::make_shared<nn::Conv1d>(
         nn::Conv1dOptions{.in_channels = 4, .out_channels = 2, .kernel_size = 3, .padding = 1, .groups = 2}));
     return layer_check(layer, {normal(g, {2, 4, size_in(g, 3, 6)})},
+                       [layer](In x) { return layer->forward(x[0]); });
+  });
+  add_layer("nn::Conv2d (3x3, padding 1, groups 2)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::Conv2d>(
+        nn::Conv2dOptions{.in_channels = 4, .out_channels = 2, .kernel_size = 3, .padding = 1, .groups = 2}));
+    return layer_check(layer, {normal(g, {2, 4, size_in(g, 3, 5), 4})},
                        [layer](In x) { return layer->forward(x[0]); });
   });
   // Recurrent layers: the output and the final states in one vector; inputs x, h0 (and c0), then the

@@ -1,5 +1,5 @@
-// Conv1d: values against hand-computed ones, shapes, PyTorch's initialisation, and errors. Its gradients
-// are checked in the gradcheck catalogue (tests/gradcheck/cases.cpp).
+// Conv1d and Conv2d: values against hand-computed ones, shapes, PyTorch's initialisation, and errors. Its
+// gradients are checked in the gradcheck catalogue (tests/gradcheck/cases.cpp).
 #include <sstream>
 
 #include "test_helpers.h"
@@ -75,6 +75,57 @@ BOOST_AUTO_TEST_CASE(bad_input_names_the_layer_and_the_shapes) {
   const Variable x(Tensor::zeros({1, 2, 8}));
   expect_error<ValueError>([&] { conv1d(x, conv.weight, conv.bias, {.stride = 2, .padding_same = true}); },
                            "conv1d: padding 'same' needs stride 1, got stride 2");
+}
+
+BOOST_AUTO_TEST_CASE(conv2d_is_pytorchs_cross_correlation_over_images) {
+  // A 2×2 kernel [[1, 0], [0, -1]] on a 3×3 image 1..9: y[i, j] = x[i, j] - x[i+1, j+1] = -4 everywhere.
+  const Variable x(Tensor::arange(1, 10, 1, DType::Float64).reshape({1, 1, 3, 3}));
+  const Variable w(Tensor::from_values({1, 0, 0, -1}, {1, 1, 2, 2}, DType::Float64));
+  expect_equal(conv2d(x, w, Variable()).data(), {-4, -4, -4, -4});
+  // Padding 1 on both axes: the 4×4 output sees the zeros around the image (corners: 0 - 1 and 9 - 0).
+  expect_equal(conv2d(x, w, Variable(), {.padding = 1}).data(),
+               {-1, -2, -3, 0, -4, -4, -4, 3, -7, -4, -4, 6, 0, 7, 8, 9});
+  // Stride (2, 1) and a bias: rows 0 only (row 2 has no row below it), every column pair.
+  expect_equal(
+      conv2d(x, w, Variable(Tensor::from_values({10}, {1}, DType::Float64)), {.stride = {2, 1}}).data(),
+      {6, 6});
+  // 'same' with an even kernel: the extra zero row and column go after the image.
+  expect_equal(conv2d(x, w, Variable(), {.padding_same = true}).data(), {-4, -4, 3, -4, -4, 6, 7, 8, 9});
+}
+
+BOOST_AUTO_TEST_CASE(the_2d_layer_has_pytorchs_names_shapes_initialisation_and_errors) {
+  Generator gen(4);
+  Conv2d conv({.in_channels = 4,
+               .out_channels = 6,
+               .kernel_size = {3, 5},
+               .padding = {1, 2},
+               .groups = 2,
+               .generator = &gen});
+  BOOST_TEST(conv.named_parameters()[0].first == "weight");
+  BOOST_TEST(conv.named_parameters()[1].first == "bias");
+  BOOST_TEST(conv.weight.shape() == Shape({6, 2, 3, 5}));
+  const double bound = 1 / std::sqrt(2.0 * 3 * 5);  // fan_in = in_channels / groups · KH · KW
+  for (const Variable& p : conv.parameters()) {
+    for (double v : p.data().to_vector<double>()) BOOST_TEST(std::abs(v) <= bound);
+  }
+  BOOST_TEST(conv.forward(Variable(Tensor::normal({2, 4, 7, 9}))).shape() == Shape({2, 6, 7, 9}));
+  std::ostringstream printed;
+  printed << conv;
+  BOOST_TEST(printed.str() == "Conv2d(4, 6, kernel_size=(3, 5), stride=(1, 1), padding=(1, 2), groups=2)");
+  expect_error<ShapeError>(
+      [&] {
+        conv.forward(Variable(Tensor::zeros({2, 4, 7})));
+      },
+      "Conv2d: expects input (N, 4, H, W), got [2,4,7]");
+  expect_error<ShapeError>(
+      [] {
+        conv2d(Variable(Tensor::zeros({1, 2, 2, 4})), Variable(Tensor::zeros({1, 2, 3, 3})), Variable());
+      },
+      "conv2d: the kernel spans 3 positions, more than the padded input's 2; got input [1,2,2,4], weight "
+      "[1,2,3,3]");
+  expect_error<ValueError>(
+      [] { Conv2d({.in_channels = 3, .out_channels = 4, .kernel_size = 3, .groups = 2}); },
+      "Conv2d: in_channels (3) and out_channels (4) must be divisible by groups (2)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
