@@ -108,7 +108,7 @@ int main() {
           cross_entropy(out.logits.reshape({-1, out.logits.size(2)}), targets.reshape({-1}));
       optimizer.zero_grad();
       loss.backward();
-      optim::clip_grad_norm(model.parameters(), 1.0);
+      optim::clip_grad_norm_(model.parameters(), 1.0);
       optimizer.step();
       state = {out.state.h.detach(), out.state.c.detach()};
       total += loss.item() * static_cast<double>(end - start);

@@ -60,9 +60,9 @@ int main() {
   std::cout << model << "\n";
 
   // torch.optim.AdamW(model.parameters(), lr=3e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-4).
-  // Designated initializers must come in the struct's order: lr, beta1, beta2, eps, weight_decay.
+  // Designated initializers must come in the struct's order: lr, betas, eps, weight_decay.
   optim::AdamW optimizer(model.named_parameters(),
-                         {.lr = 3e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 1e-4});
+                         {.lr = 3e-3, .betas = {0.9, 0.999}, .eps = 1e-8, .weight_decay = 1e-4});
 
   std::cout << std::setprecision(3);
   for (int epoch = 1; epoch <= 60; ++epoch) {

@@ -58,7 +58,7 @@ class Classifier : public nn::Module {
         head(register_module("head", std::make_shared<nn::Linear>(32, 3))) {}
 
   // tokens (B, T) int64, padded after each sequence; valid_lens (B) int64 -> logits (B, 3)
-  Variable forward(const Tensor& tokens, const Tensor& valid_lens) {
+  Variable forward(const Tensor& tokens, const Tensor& valid_lens) const {
     // Keys at positions >= valid_lens[b] are hidden from every query of sequence b.
     const Variable x = encoder->forward(tokens, {.valid_lens = valid_lens});  // (B, T, 32)
     return head->forward(nn::masked_mean(x, valid_lens));                     // (B, 32) -> (B, 3)
@@ -77,7 +77,7 @@ int main() {
 
   Classifier model;
   // PyTorch: AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.98)); weight_decay keeps its default, 0.01.
-  optim::AdamW optimizer(model.named_parameters(), {.lr = 1e-3, .beta2 = 0.98});
+  optim::AdamW optimizer(model.named_parameters(), {.lr = 1e-3, .betas = {0.9, 0.98}});
 
   std::cout << std::setprecision(3);
   for (int epoch = 1; epoch <= 6; ++epoch) {
