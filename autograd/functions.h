@@ -189,8 +189,8 @@ Variable fold1d(const Variable& cols, int64_t length, const Conv1dGeometry& geom
 struct Conv2dFuncOptions {  // the function's options; nn::Conv2dOptions are the layer's
   Size2d stride = 1;
   Size2d padding = 0;  // zeros on both sides of each axis
-  bool padding_same =
-      false;  // instead: the output the size of the input (PyTorch's padding='same', stride 1)
+  // Instead of padding: the output the size of the input (PyTorch's padding='same', stride 1).
+  bool padding_same = false;
   Size2d dilation = 1;
   int64_t groups = 1;
 };
@@ -224,6 +224,29 @@ Variable avg_pool1d(const Variable& x, const AvgPool1dOptions& options);
 // int64, each in 1..L, or undefined for all positions. d2l's textCNN pools its convolutions this way.
 Variable max_over_time(const Variable& x, const Tensor& valid_lens = {});
 Variable mean_over_time(const Variable& x, const Tensor& valid_lens = {});
+
+// ---- pooling over images, x (N, C, H, W) ----
+struct MaxPool2dOptions {
+  Size2d kernel_size = 1;
+  Size2d stride = 0;   // 0: kernel_size, as PyTorch
+  Size2d padding = 0;  // -inf on both sides of each axis, at most kernel_size / 2
+  Size2d dilation = 1;
+};
+// PyTorch's F.max_pool2d: the maximum of each window -> (N, C, H_out, W_out); its gradient goes to the
+// window's maximum.
+Variable max_pool2d(const Variable& x, const MaxPool2dOptions& options);
+struct AvgPool2dOptions {
+  Size2d kernel_size = 1;
+  Size2d stride = 0;              // 0: kernel_size, as PyTorch
+  Size2d padding = 0;             // zeros on both sides of each axis, at most kernel_size / 2
+  bool count_include_pad = true;  // divide by the window's size (true) or by the pixels of the input in it
+};
+// PyTorch's F.avg_pool2d: the mean of each window -> (N, C, H_out, W_out).
+Variable avg_pool2d(const Variable& x, const AvgPool2dOptions& options);
+// PyTorch's F.adaptive_avg_pool2d for an output size that divides the input's: the mean of each of
+// output_size.h × output_size.w equal tiles -> (N, C, output_size.h, output_size.w). {1, 1} is global
+// average pooling.
+Variable adaptive_avg_pool2d(const Variable& x, Size2d output_size);
 
 // ---- neural-network functions ----
 // Rows of weight [V, D] picked by int64 ids of any shape: result ids.shape + [D]. The gradient is added

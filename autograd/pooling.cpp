@@ -1,7 +1,8 @@
 // Pooling over the time axis of (N, C, L): max and average pooling in windows, and the max or mean over each
-// sequence's valid positions. All are compositions of differentiable ops (unfold1d, concat, max, sum,
-// masked_fill), so their gradients come from those ops: a window's or a sequence's gradient goes to the
-// position of its maximum, or is shared evenly by its valid positions.
+// sequence's valid positions; and over images (N, C, H, W): max and average pooling in windows. All are
+// compositions of differentiable ops (unfold1d and unfold2d, concat, max, sum, masked_fill), so their
+// gradients come from those ops: a window's or a sequence's gradient goes to the position of its maximum,
+// or is shared evenly by its valid positions.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -13,12 +14,11 @@ namespace minigrad {
 
 namespace {
 
-// The windows a 1-d pooling reduces: (N, C, K, L_out), the input padded with `pad_value` on both sides.
-Variable pool_windows(const char* op, const Variable& x, int64_t kernel, int64_t stride, int64_t padding,
-                      int64_t dilation, double pad_value) {
-  if (!x.defined() || x.rank() != 3) {
-    throw ShapeError(op, "expects (N, C, L), got " + (x.defined() ? x.shape().str() : "undefined"));
-  }
+// One axis of a pooling window over `length` positions: throws unless the window's size, stride,
+// padding and dilation are valid and the window fits the padded axis. Returns its geometry, unpadded (the
+// caller pads with its own value).
+Conv1dGeometry pool_axis(const char* op, const Variable& x, int64_t length, int64_t kernel, int64_t stride,
+                         int64_t padding, int64_t dilation) {
   if (kernel < 1 || stride < 1 || padding < 0 || dilation < 1 || 2 * padding > kernel) {
     throw ValueError(op,
                      "kernel_size, stride and dilation must be positive and padding at most half the "
@@ -26,20 +26,64 @@ Variable pool_windows(const char* op, const Variable& x, int64_t kernel, int64_t
                          std::to_string(kernel) + ", stride " + std::to_string(stride) + ", padding " +
                          std::to_string(padding) + ", dilation " + std::to_string(dilation));
   }
-  const int64_t n = x.shape()[0], c = x.shape()[1], length = x.shape()[2];
   const int64_t span = dilation * (kernel - 1) + 1;
   if (span > length + 2 * padding) {
     throw ShapeError(op, "the window spans " + std::to_string(span) +
                              " positions, more than the padded input's " +
                              std::to_string(length + 2 * padding) + "; input " + x.shape().str());
   }
-  Variable padded = x;
-  if (padding > 0) {
-    const Variable edge(Tensor::full({n, c, padding}, pad_value, x.dtype()));
-    padded = concat({edge, x, edge}, 2);
+  return {.kernel = kernel, .stride = stride, .dilation = dilation};
+}
+
+// x with `padding` positions of `pad_value` on both sides of dimension `dim`.
+Variable pad_both_sides(const Variable& x, int dim, int64_t padding, double pad_value) {
+  if (padding == 0) return x;
+  Shape edge_shape = x.shape();
+  edge_shape[dim] = padding;
+  const Variable edge(Tensor::full(edge_shape, pad_value, x.dtype()));
+  return concat({edge, x, edge}, dim);
+}
+
+void check_rank(const char* op, const Variable& x, int rank, const char* layout) {
+  if (!x.defined() || x.rank() != rank) {
+    throw ShapeError(op, std::string("expects ") + layout + ", got " +
+                             (x.defined() ? x.shape().str() : std::string("undefined")));
   }
-  const Conv1dGeometry g{.kernel = kernel, .stride = stride, .dilation = dilation};
-  return reshape(unfold1d(padded, g), {n, c, kernel, g.out_length(padded.shape()[2])});  // (N, C, K, L_out)
+}
+
+// The windows a 1-d pooling reduces: (N, C, K, L_out), the input padded with `pad_value` on both sides.
+Variable pool_windows(const char* op, const Variable& x, int64_t kernel, int64_t stride, int64_t padding,
+                      int64_t dilation, double pad_value) {
+  check_rank(op, x, 3, "(N, C, L)");
+  const Conv1dGeometry g = pool_axis(op, x, x.shape()[2], kernel, stride, padding, dilation);
+  const Variable padded = pad_both_sides(x, 2, padding, pad_value);
+  // (N, C, K, L_out)
+  return reshape(unfold1d(padded, g), {x.shape()[0], x.shape()[1], kernel, g.out_length(padded.shape()[2])});
+}
+
+// The windows a 2-d pooling reduces: (N, C, KH·KW, H_out, W_out), the input padded with `pad_value`.
+Variable pool_windows2d(const char* op, const Variable& x, Size2d kernel, Size2d stride, Size2d padding,
+                        Size2d dilation, double pad_value) {
+  check_rank(op, x, 4, "(N, C, H, W)");
+  const Conv2dGeometry g{.height = pool_axis(op, x, x.shape()[2], kernel.h, stride.h, padding.h, dilation.h),
+                         .width = pool_axis(op, x, x.shape()[3], kernel.w, stride.w, padding.w, dilation.w)};
+  const Variable padded = pad_both_sides(pad_both_sides(x, 2, padding.h, pad_value), 3, padding.w, pad_value);
+  return reshape(unfold2d(padded, g),
+                 {x.shape()[0], x.shape()[1], kernel.h * kernel.w, g.height.out_length(padded.shape()[2]),
+                  g.width.out_length(padded.shape()[3])});
+}
+
+// How many input positions each window along an axis covers, when padding is not counted: window j
+// starts at j·stride - padding.
+std::vector<double> covered_counts(int64_t windows, int64_t length, int64_t kernel, int64_t stride,
+                                   int64_t padding) {
+  std::vector<double> counts(static_cast<size_t>(windows));
+  for (int64_t j = 0; j < windows; ++j) {
+    const int64_t start = j * stride - padding;
+    counts[static_cast<size_t>(j)] =
+        static_cast<double>(std::min(start + kernel, length) - std::max<int64_t>(start, 0));
+  }
+  return counts;
 }
 
 }  // namespace
@@ -57,14 +101,47 @@ Variable avg_pool1d(const Variable& x, const AvgPool1dOptions& options) {
   const Variable windows = pool_windows("avg_pool1d", x, kernel, stride, options.padding, 1, 0.0);
   if (options.count_include_pad || options.padding == 0) return mean(windows, {2});  // (N, C, L_out)
   // Each window's sum over the input positions it covers, divided by how many those are.
-  const int64_t out_length = windows.shape()[3], length = x.shape()[2];
-  std::vector<double> counts(static_cast<size_t>(out_length));
-  for (int64_t j = 0; j < out_length; ++j) {
-    const int64_t start = j * stride - options.padding;
-    counts[static_cast<size_t>(j)] =
-        static_cast<double>(std::min(start + kernel, length) - std::max<int64_t>(start, 0));
-  }
+  const int64_t out_length = windows.shape()[3];
+  const std::vector<double> counts =
+      covered_counts(out_length, x.shape()[2], kernel, stride, options.padding);
   return div(sum(windows, {2}), Variable(Tensor::from_values(counts, {out_length}, x.dtype())));
+}
+
+Variable max_pool2d(const Variable& x, const MaxPool2dOptions& options) {
+  const Size2d k = options.kernel_size;
+  const Size2d stride{options.stride.h > 0 ? options.stride.h : k.h,
+                      options.stride.w > 0 ? options.stride.w : k.w};
+  // Padding takes part in no maximum: -inf (as PyTorch).
+  const Variable windows = pool_windows2d("max_pool2d", x, k, stride, options.padding, options.dilation,
+                                          -std::numeric_limits<double>::infinity());
+  return max(windows, 2);  // (N, C, H_out, W_out)
+}
+
+Variable avg_pool2d(const Variable& x, const AvgPool2dOptions& options) {
+  const Size2d k = options.kernel_size, p = options.padding;
+  const Size2d stride{options.stride.h > 0 ? options.stride.h : k.h,
+                      options.stride.w > 0 ? options.stride.w : k.w};
+  const Variable windows = pool_windows2d("avg_pool2d", x, k, stride, p, 1, 0.0);
+  if (options.count_include_pad || p == Size2d(0)) return mean(windows, {2});  // (N, C, H_out, W_out)
+  // Each window's sum over the pixels of the input it covers: rows covered × columns covered.
+  const int64_t out_h = windows.shape()[3], out_w = windows.shape()[4];
+  const Tensor rows =
+      Tensor::from_values(covered_counts(out_h, x.shape()[2], k.h, stride.h, p.h), {out_h, 1}, x.dtype());
+  const Tensor cols =
+      Tensor::from_values(covered_counts(out_w, x.shape()[3], k.w, stride.w, p.w), {1, out_w}, x.dtype());
+  return div(sum(windows, {2}), Variable(rows * cols));
+}
+
+Variable adaptive_avg_pool2d(const Variable& x, Size2d output_size) {
+  check_rank("adaptive_avg_pool2d", x, 4, "(N, C, H, W)");
+  const int64_t h = x.shape()[2], w = x.shape()[3];
+  if (output_size.h < 1 || output_size.w < 1 || h % output_size.h != 0 || w % output_size.w != 0) {
+    throw ValueError("adaptive_avg_pool2d",
+                     "an output of " + std::to_string(output_size.h) + "×" + std::to_string(output_size.w) +
+                         " needs a positive size that divides the input's; input " + x.shape().str());
+  }
+  const Size2d tile{h / output_size.h, w / output_size.w};
+  return avg_pool2d(x, {.kernel_size = tile, .stride = tile});
 }
 
 namespace {

@@ -32,4 +32,49 @@ std::string AvgPool1d::extra_repr() const {
          std::to_string(options.stride) + ",), padding=(" + std::to_string(options.padding) + ",)";
 }
 
+namespace {
+
+// A size as PyTorch prints it: 2 when both axes agree, else (2, 3).
+std::string printed(Size2d s) {
+  return s.h == s.w ? std::to_string(s.h) : "(" + std::to_string(s.h) + ", " + std::to_string(s.w) + ")";
+}
+
+// Stride 0 on an axis means that axis's kernel size.
+Size2d stride_or_kernel(Size2d stride, Size2d kernel) {
+  return {stride.h > 0 ? stride.h : kernel.h, stride.w > 0 ? stride.w : kernel.w};
+}
+
+}  // namespace
+
+MaxPool2d::MaxPool2d(MaxPool2dOptions options_) : options(options_) {
+  options.stride = stride_or_kernel(options.stride, options.kernel_size);
+}
+
+Variable MaxPool2d::forward(const Variable& x) const {
+  return max_pool2d(x, options);
+}
+
+std::string MaxPool2d::extra_repr() const {
+  return "kernel_size=" + printed(options.kernel_size) + ", stride=" + printed(options.stride) +
+         ", padding=" + printed(options.padding) + ", dilation=" + printed(options.dilation) +
+         ", ceil_mode=False";
+}
+
+AvgPool2d::AvgPool2d(AvgPool2dOptions options_) : options(options_) {
+  options.stride = stride_or_kernel(options.stride, options.kernel_size);
+}
+
+Variable AvgPool2d::forward(const Variable& x) const {
+  return avg_pool2d(x, options);
+}
+
+std::string AvgPool2d::extra_repr() const {
+  return "kernel_size=" + printed(options.kernel_size) + ", stride=" + printed(options.stride) +
+         ", padding=" + printed(options.padding);
+}
+
+std::string AdaptiveAvgPool2d::extra_repr() const {
+  return "output_size=" + printed(output_size);
+}
+
 }  // namespace minigrad::nn

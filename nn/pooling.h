@@ -1,7 +1,10 @@
-// Pooling layers over (N, C, L) for Sequential: each forward is the function of the same name in
-// autograd/functions.h (max_pool1d, avg_pool1d), and each prints as PyTorch's does.
+// Pooling layers over (N, C, L) and (N, C, H, W) for Sequential: each forward is the function of the same
+// name in autograd/functions.h (max_pool1d, avg_pool1d, max_pool2d, avg_pool2d, adaptive_avg_pool2d), and
+// each prints as PyTorch's does.
 //
-//   nn::MaxPool1d pool({.kernel_size = 2});  // (N, C, L) -> (N, C, L / 2)
+//   nn::MaxPool1d pool({.kernel_size = 2});      // (N, C, L) -> (N, C, L / 2)
+//   nn::MaxPool2d pool2({.kernel_size = 2});     // (N, C, H, W) -> (N, C, H / 2, W / 2)
+//   nn::AdaptiveAvgPool2d global_average({1, 1});  // (N, C, H, W) -> (N, C, 1, 1)
 #pragma once
 
 #include "minigrad/autograd/functions.h"
@@ -25,6 +28,33 @@ class AvgPool1d : public Module {
   std::string name() const override { return "AvgPool1d"; }
   std::string extra_repr() const override;
   AvgPool1dOptions options;
+};
+
+class MaxPool2d : public Module {
+ public:
+  explicit MaxPool2d(MaxPool2dOptions options);
+  Variable forward(const Variable& x) const;
+  std::string name() const override { return "MaxPool2d"; }
+  std::string extra_repr() const override;
+  MaxPool2dOptions options;
+};
+
+class AvgPool2d : public Module {
+ public:
+  explicit AvgPool2d(AvgPool2dOptions options);
+  Variable forward(const Variable& x) const;
+  std::string name() const override { return "AvgPool2d"; }
+  std::string extra_repr() const override;
+  AvgPool2dOptions options;
+};
+
+class AdaptiveAvgPool2d : public Module {
+ public:
+  explicit AdaptiveAvgPool2d(Size2d output_size) : output_size(output_size) {}
+  Variable forward(const Variable& x) const { return adaptive_avg_pool2d(x, output_size); }
+  std::string name() const override { return "AdaptiveAvgPool2d"; }
+  std::string extra_repr() const override;
+  Size2d output_size;
 };
 
 }  // namespace minigrad::nn

@@ -157,6 +157,39 @@ std::vector<Case> cases() {
        [](const Inputs& in) {
          return avg_pool1d(in.x, {.kernel_size = 3, .stride = 2, .padding = 1, .count_include_pad = false});
        }},
+      {"max_pool2d_k3_s2_p1",
+       [] {
+         return x_only({2, 3, 7, 6});
+       },
+       [](const Inputs& in) { return max_pool2d(in.x, {.kernel_size = 3, .stride = 2, .padding = 1}); }},
+      {"max_pool2d_k2x3_dilation2x1",
+       [] {
+         return x_only({1, 2, 7, 6});
+       },
+       [](const Inputs& in) {
+         return max_pool2d(in.x, {.kernel_size = {2, 3}, .dilation = {2, 1}});
+       }},
+      {"avg_pool2d_k3x2_s2x1_p1x1_counted",
+       [] {
+         return x_only({2, 2, 7, 5});
+       },
+       [](const Inputs& in) {
+         return avg_pool2d(in.x, {.kernel_size = {3, 2}, .stride = {2, 1}, .padding = {1, 1}});
+       }},
+      {"avg_pool2d_k3_s2_p1_uncounted",
+       [] {
+         return x_only({2, 2, 7, 6});
+       },
+       [](const Inputs& in) {
+         return avg_pool2d(in.x, {.kernel_size = 3, .stride = 2, .padding = 1, .count_include_pad = false});
+       }},
+      {"adaptive_avg_pool2d_2x3",
+       [] {
+         return x_only({2, 3, 4, 6});
+       },
+       [](const Inputs& in) {
+         return adaptive_avg_pool2d(in.x, {2, 3});
+       }},
   };
 }
 

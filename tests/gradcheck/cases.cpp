@@ -245,6 +245,34 @@ std::vector<GradcheckCase> build() {
                avg_pool1d(x[0], {.kernel_size = 3, .stride = 2, .padding = 1, .count_include_pad = false});
       });
   add_case(
+      "max_pool2d (kernel 3, stride 2, padding 1; kernel 2x3, dilation (2, 1))",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 2, size_in(g, 5, 7), 6})};
+      },
+      [](In x) {
+        return sum(max_pool2d(x[0], {.kernel_size = 3, .stride = 2, .padding = 1}), {2, 3}) +
+               sum(max_pool2d(x[0], {.kernel_size = {2, 3}, .dilation = {2, 1}}), {2, 3});
+      });
+  add_case(
+      "avg_pool2d (kernel 3x2, stride (2, 1), padding 1, with and without the padding counted)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 2, size_in(g, 4, 7), 5})};
+      },
+      [](In x) {
+        const AvgPool2dOptions counted{.kernel_size = {3, 2}, .stride = {2, 1}, .padding = 1};
+        AvgPool2dOptions uncounted = counted;
+        uncounted.count_include_pad = false;
+        return avg_pool2d(x[0], counted) + avg_pool2d(x[0], uncounted);
+      });
+  add_case(
+      "adaptive_avg_pool2d (to 2x1, and global)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 3, 4, size_in(g, 2, 5)})};
+      },
+      [](In x) {
+        return sum(adaptive_avg_pool2d(x[0], {2, 1}), {2}) + reshape(adaptive_avg_pool2d(x[0], 1), {2, 3, 1});
+      });
+  add_case(
       "max_over_time and mean_over_time (valid lengths 3 and 5)",
       [](Generator& g) {
         return Inputs{normal(g, {2, 3, 5})};

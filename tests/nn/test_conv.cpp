@@ -1,5 +1,6 @@
 // Conv1d and Conv2d: values against hand-computed ones, shapes, PyTorch's initialisation, and errors. Its
 // gradients are checked in the gradcheck catalogue (tests/gradcheck/cases.cpp).
+#include <limits>
 #include <sstream>
 
 #include "test_helpers.h"
@@ -189,6 +190,61 @@ BOOST_AUTO_TEST_CASE(pooling_over_time_honours_valid_lengths) {
         mean_over_time(x, Tensor::from_vector<int64_t>({5, 1}, {2}));
       },
       "mean_over_time: valid_lens[0] = 5 is not in 1..4 for an input of shape [2,1,4]");
+}
+
+BOOST_AUTO_TEST_CASE(pooling_over_images_gives_pytorchs_values_and_passes_nan) {
+  // F.max_pool2d(x, 2) of 1..16 as 4×4 with a NaN at (0, 1), and F.avg_pool2d(1..16, 3, 1, 1,
+  // count_include_pad=False): PyTorch 1.13's values.
+  Tensor x = Tensor::arange(1, 17, 1, DType::Float64).reshape({1, 1, 4, 4});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor with_nan = x.clone();
+  with_nan.select(2, 0).select(2, 1).fill_(nan);
+  expect_equal(MaxPool2d({.kernel_size = 2}).forward(Variable(with_nan)).data(), {nan, 8, 14, 16});
+  expect_equal(AvgPool2d({.kernel_size = 3, .stride = 1, .padding = 1, .count_include_pad = false})
+                   .forward(Variable(x))
+                   .data(),
+               {3.5, 4, 5, 5.5, 5.5, 6, 7, 7.5, 9.5, 10, 11, 11.5, 11.5, 12, 13, 13.5});
+  expect_equal(AdaptiveAvgPool2d(1).forward(Variable(x)).data(), {8.5});
+  BOOST_TEST(AdaptiveAvgPool2d({2, 1}).forward(Variable(x)).shape() == Shape({1, 1, 2, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(pooling_layers_print_as_pytorchs_and_refuse_bad_windows) {
+  auto printed = [](const Module& m) {
+    std::ostringstream out;
+    out << m;
+    return out.str();
+  };
+  BOOST_TEST(printed(MaxPool2d({.kernel_size = 2})) ==
+             "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)");
+  BOOST_TEST(printed(MaxPool2d({.kernel_size = {2, 3}})) ==
+             "MaxPool2d(kernel_size=(2, 3), stride=(2, 3), padding=0, dilation=1, ceil_mode=False)");
+  BOOST_TEST(printed(AvgPool2d({.kernel_size = 3, .stride = 1, .padding = 1})) ==
+             "AvgPool2d(kernel_size=3, stride=1, padding=1)");
+  BOOST_TEST(printed(AdaptiveAvgPool2d({2, 1})) == "AdaptiveAvgPool2d(output_size=(2, 1))");
+  const Variable x(Tensor::zeros({1, 2, 4, 5}));
+  expect_error<ValueError>(
+      [&] {
+        max_pool2d(x, {.kernel_size = 2, .padding = {0, 2}});
+      },
+      "max_pool2d: kernel_size, stride and dilation must be positive and padding at most "
+      "half the kernel, got kernel_size 2, stride 2, padding 2, dilation 1");
+  expect_error<ShapeError>(
+      [&] {
+        avg_pool2d(x, {.kernel_size = {5, 1}});
+      },
+      "avg_pool2d: the window spans 5 positions, more than the padded input's 4; input "
+      "[1,2,4,5]");
+  expect_error<ShapeError>(
+      [] {
+        max_pool2d(Variable(Tensor::zeros({2, 4, 5})), {.kernel_size = 2});
+      },
+      "max_pool2d: expects (N, C, H, W), got [2,4,5]");
+  expect_error<ValueError>(
+      [&] {
+        adaptive_avg_pool2d(x, {3, 1});
+      },
+      "adaptive_avg_pool2d: an output of 3×1 needs a positive size that divides the "
+      "input's; input [1,2,4,5]");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
