@@ -23,4 +23,18 @@ Variable dropout_with_seed(const Variable& x, double p, uint64_t seed) {
                 });
 }
 
+Variable dropout2d(const Variable& x, double p, bool training, Generator* generator) {
+  if (!(p >= 0 && p <= 1)) throw ValueError("dropout2d", "p must be in [0, 1], got " + std::to_string(p));
+  if (!x.defined() || x.rank() != 4) {
+    throw ShapeError("dropout2d",
+                     "expects (N, C, H, W), got " + (x.defined() ? x.shape().str() : "undefined"));
+  }
+  if (!training || p == 0) return x;
+  // Whole channels: one draw per channel of each example, a mask (N, C, 1, 1) of 0 or 1/(1-p) broadcast
+  // over the image; the gradient takes the same constant mask.
+  const uint64_t seed = (generator != nullptr ? *generator : default_generator()).next_u64();
+  const Tensor mask = dropout(Tensor::ones({x.shape()[0], x.shape()[1], 1, 1}, x.dtype()), p, seed);
+  return mul(x, Variable(mask));
+}
+
 }  // namespace minigrad

@@ -203,6 +203,21 @@ Variable conv2d(const Variable& x, const Variable& weight, const Variable& bias,
 Variable unfold2d(const Variable& x, const Conv2dGeometry& geometry);
 Variable fold2d(const Variable& cols, int64_t height, int64_t width, const Conv2dGeometry& geometry);
 
+// ---- batch normalization (autograd/batch_norm.cpp) ----
+struct BatchNormFuncOptions {
+  bool training = false;  // the batch's statistics (and an update of the running ones), or the running ones
+  double momentum = 0.1;  // the running statistics' step toward the batch's
+  double eps = 1e-5;
+};
+// PyTorch's F.batch_norm: x (N, C, ...) normalised per channel; running_mean and running_var (C) or
+// undefined (training only), updated in place when training; weight and bias (C) or both undefined.
+Variable batch_norm(const Variable& x, const Tensor& running_mean, const Tensor& running_var,
+                    const Variable& weight, const Variable& bias, const BatchNormFuncOptions& options = {});
+// Its backward in training (the batch-statistics derivative), composed of differentiable ops: dx, and
+// dweight and dbias where asked (needs).
+VariableGrads batch_norm_backward(const Variable& g, const Variable& x, const Variable& weight, double eps,
+                                  std::array<bool, 3> needs);
+
 // ---- pooling over time, x (N, C, L) ----
 struct MaxPool1dOptions {
   int64_t kernel_size = 1;
@@ -263,6 +278,9 @@ Variable embedding(const Variable& weight, const Tensor& ids, const EmbeddingFun
 // In training, zeroes each element with probability p and scales the rest by 1/(1-p) (inverted dropout),
 // drawing from `generator` (default: the global one); otherwise returns x unchanged.
 Variable dropout(const Variable& x, double p, bool training, Generator* generator = nullptr);
+// PyTorch's F.dropout2d: each channel of each example, x (N, C, H, W), zeroed whole with probability p,
+// the rest scaled by 1/(1-p); x itself outside training.
+Variable dropout2d(const Variable& x, double p, bool training, Generator* generator = nullptr);
 // The same with the mask given by a seed (counter-based bits, tensor/random.h): the same seed drops the
 // same elements.
 Variable dropout_with_seed(const Variable& x, double p, uint64_t seed);

@@ -20,4 +20,19 @@ class Dropout : public Module {
   Generator* generator;
 };
 
+// Dropout2d: whole channels of (N, C, H, W) zeroed in training (dropout2d), for convolutional features,
+// whose neighbouring pixels are too alike for element-wise dropout to regularise.
+class Dropout2d : public Module {
+ public:
+  explicit Dropout2d(double p = 0.5, Generator* generator = nullptr);
+
+  Variable forward(const Variable& x) const;
+
+  std::string name() const override { return "Dropout2d"; }
+  std::string extra_repr() const override;
+
+  double p;
+  Generator* generator;
+};
+
 }  // namespace minigrad::nn

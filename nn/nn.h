@@ -3,6 +3,7 @@
 
 #include "minigrad/nn/activation.h"
 #include "minigrad/nn/attention.h"
+#include "minigrad/nn/batch_norm.h"
 #include "minigrad/nn/conv.h"
 #include "minigrad/nn/decoder.h"
 #include "minigrad/nn/decoding.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Runs the Conv1d and Conv2d computations that minigrad-conv-reference saved through PyTorch's nn.Conv1d
-and nn.Conv2d (Debian's python3-torch, PyTorch 1.13), with the same weights, input and upstream gradient, and prints the largest
+"""Runs the Conv1d, Conv2d, BatchNorm1d and BatchNorm2d computations that minigrad-conv-reference saved
+through PyTorch's layers (Debian's python3-torch, PyTorch 1.13), with the same weights, input and upstream gradient, and prints the largest
 difference of the outputs and of every gradient. Exits 1 if any exceeds 1e-10.
 
   build/release/examples/minigrad-conv-reference --out /tmp/conv
@@ -19,8 +19,35 @@ def size(text):
     return parts[0] if len(parts) == 1 else parts
 
 
+def run_batch_norm(t, m):
+    """A training step of nn.BatchNorm1d or 2d from minigrad's state before it; the differences of the
+    output, the gradients and the running statistics after the step."""
+    momentum = None if m['momentum'] == 'None' else float(m['momentum'])
+    layer = getattr(torch.nn, m['kind'])(int(m['num_features']), momentum=momentum, affine=m['affine'] == '1',
+                                         track_running_stats=m['track_running_stats'] == '1').double()
+    layer.load_state_dict({name: t[name].to(value.dtype) for name, value in layer.state_dict().items()})
+    layer.train()
+    return step_and_compare(layer, t)
+
+
+def step_and_compare(layer, t):
+    """x through the layer with the upstream gradient v; the differences from minigrad's output, every
+    gradient and (for a layer with buffers) the buffers after the step."""
+    x = t['x'].clone().requires_grad_(True)
+    y = layer(x)
+    y.backward(t['v'])
+    diffs = {'y': (y - t['y']).abs().max().item(), 'x.grad': (x.grad - t['x.grad']).abs().max().item()}
+    for name, p in layer.named_parameters():
+        diffs[f'{name}.grad'] = (p.grad - t[f'{name}.grad']).abs().max().item()
+    for name, b in layer.named_buffers():
+        diffs[f'{name}.after'] = (b.double() - t[f'{name}.after']).abs().max().item()
+    return diffs
+
+
 def run(path):
     t, m = load(path)
+    if m['kind'].startswith('BatchNorm'):
+        return run_batch_norm(t, m)
     padding = m['padding'] if m['padding'] == 'same' else size(m['padding'])
     kind = getattr(torch.nn, m.get('kind', 'Conv1d'))
     layer = kind(int(m['in_channels']), int(m['out_channels']), size(m['kernel_size']),
@@ -30,18 +57,12 @@ def run(path):
     if m['bias'] == '1':
         state['bias'] = t['bias']
     layer.load_state_dict(state)
-    x = t['x'].clone().requires_grad_(True)
-    y = layer(x)
-    y.backward(t['v'])
-    diffs = {'y': (y - t['y']).abs().max().item(), 'x.grad': (x.grad - t['x.grad']).abs().max().item()}
-    for name, p in layer.named_parameters():
-        diffs[f'{name}.grad'] = (p.grad - t[f'{name}.grad']).abs().max().item()
-    return diffs
+    return step_and_compare(layer, t)
 
 
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else 'out/conv-reference'
-    compare_files(folder, 'conv[12]d_*.safetensors', 'minigrad-conv-reference', run)
+    compare_files(folder, '*.safetensors', 'minigrad-conv-reference', run)
 
 
 if __name__ == '__main__':

@@ -1,6 +1,7 @@
-// minigrad-conv-reference: writes Conv1d and Conv2d layers' weights, inputs, outputs and gradients
-// (float64) to safetensors files under PyTorch's names, for scripts/compare-conv-with-pytorch.py to run
-// the same computation through PyTorch's nn.Conv1d and nn.Conv2d and compare.
+// minigrad-conv-reference: writes Conv1d, Conv2d, BatchNorm1d and BatchNorm2d layers' weights (and
+// running statistics), inputs, outputs and gradients (float64) to safetensors files under PyTorch's names,
+// for scripts/compare-conv-with-pytorch.py to run the same computation through PyTorch's layers and
+// compare; for batch normalization also the running statistics after the training step.
 //
 //   minigrad-conv-reference --out /tmp/conv && /usr/bin/python3 scripts/compare-conv-with-pytorch.py
 //   /tmp/conv
@@ -16,22 +17,47 @@ namespace {
 
 using namespace minigrad;
 
-// Runs a random x of `shape` through `layer` with a random upstream gradient and writes the layer, x, the
-// gradient, the output and every gradient to `path`, with the layer's options as `metadata`.
-void write_case(const nn::Module& layer, const Shape& shape,
-                const std::function<Variable(const Variable&)>& forward,
-                std::map<std::string, std::string> metadata, const std::string& path) {
-  const Variable x(Tensor::normal(shape, 0, 1, DType::Float64), true);
+// Runs x through `forward` (the layer's) with a random upstream gradient and writes to `path`: `tensors`
+// (what the case saved before the step), the layer's parameters and gradients, its buffers after the
+// step ("<name>.after"), x, the upstream gradient, the output and x's gradient; the layer's options as
+// `metadata`.
+void run_and_write(const nn::Module& layer, const Variable& x,
+                   const std::function<Variable(const Variable&)>& forward,
+                   std::vector<std::pair<std::string, Tensor>> tensors,
+                   std::map<std::string, std::string> metadata, const std::string& path) {
   const Variable y = forward(x);
   const Tensor v = Tensor::normal(y.shape(), 0, 1, DType::Float64);  // the upstream gradient
   y.backward(v);
-  std::vector<std::pair<std::string, Tensor>> tensors = reference::parameters_and_gradients(layer);
+  for (auto& entry : reference::parameters_and_gradients(layer)) tensors.push_back(std::move(entry));
+  for (const auto& [name, b] : layer.named_buffers())
+    tensors.emplace_back(name + ".after", b.data().to(DType::Float64));
   tensors.emplace_back("x", x.data());
   tensors.emplace_back("x.grad", x.grad());
   tensors.emplace_back("v", v);
   tensors.emplace_back("y", y.data());
   save_safetensors(path, tensors, metadata);
   std::cout << "wrote " << path << "\n";
+}
+
+// A BatchNorm layer's training step from random running statistics and affine parameters, which are
+// written as the state before the step.
+void write_batch_norm_case(nn::BatchNorm& layer, const Shape& shape,
+                           std::map<std::string, std::string> metadata, const std::string& path) {
+  layer.to(DType::Float64);
+  for (const Variable& p : layer.parameters())
+    p.data().copy_(Tensor::normal(p.shape(), 1, 0.5, DType::Float64));
+  std::vector<std::pair<std::string, Tensor>> before;
+  if (layer.options.track_running_stats) {
+    layer.running_mean.data().copy_(Tensor::normal({layer.options.num_features}, 0, 1, DType::Float64));
+    layer.running_var.data().copy_(Tensor::uniform({layer.options.num_features}, 0.5, 1.5, DType::Float64));
+    layer.num_batches_tracked.data().fill_(3);
+    for (const auto& [name, b] : layer.named_buffers())
+      before.emplace_back(name, b.data().clone().to(DType::Float64));
+  }
+  const Variable x(Tensor::normal(shape, 0.5, 2, DType::Float64), true);
+  run_and_write(
+      layer, x, [&](const Variable& in) { return layer.forward(in); }, std::move(before), std::move(metadata),
+      path);
 }
 
 std::string pair(Size2d s) {
@@ -88,8 +114,9 @@ int main(int argc, char** argv) {
       nn::Conv1d layer(c.options);
       layer.to(DType::Float64);
       const nn::Conv1dOptions& o = c.options;
-      write_case(
-          layer, {2, o.in_channels, c.length}, [&](const Variable& x) { return layer.forward(x); },
+      run_and_write(
+          layer, Variable(Tensor::normal({2, o.in_channels, c.length}, 0, 1, DType::Float64), true),
+          [&](const Variable& x) { return layer.forward(x); }, {},
           {{"kind", "Conv1d"},
            {"in_channels", std::to_string(o.in_channels)},
            {"out_channels", std::to_string(o.out_channels)},
@@ -106,8 +133,9 @@ int main(int argc, char** argv) {
       nn::Conv2d layer(c.options);
       layer.to(DType::Float64);
       const nn::Conv2dOptions& o = c.options;
-      write_case(
-          layer, {2, o.in_channels, c.height, c.width}, [&](const Variable& x) { return layer.forward(x); },
+      run_and_write(
+          layer, Variable(Tensor::normal({2, o.in_channels, c.height, c.width}, 0, 1, DType::Float64), true),
+          [&](const Variable& x) { return layer.forward(x); }, {},
           {{"kind", "Conv2d"},
            {"in_channels", std::to_string(o.in_channels)},
            {"out_channels", std::to_string(o.out_channels)},
@@ -118,6 +146,36 @@ int main(int argc, char** argv) {
            {"groups", std::to_string(o.groups)},
            {"bias", o.bias ? "1" : "0"}},
           out + "/conv2d_" + c.name + ".safetensors");
+    }
+    struct CaseNorm {
+      std::string name;
+      nn::BatchNormOptions options;
+      Shape shape;
+    };
+    const std::vector<CaseNorm> cases_norm = {
+        {"batch_norm2d", {.num_features = 3}, {4, 3, 5, 6}},
+        {"batch_norm2d_cumulative_no_affine",
+         {.num_features = 2, .momentum = std::nullopt, .affine = false},
+         {3, 2, 4, 4}},
+        {"batch_norm1d_sequences", {.num_features = 4, .momentum = 0.3}, {5, 4, 7}},
+        {"batch_norm1d_features_untracked", {.num_features = 6, .track_running_stats = false}, {8, 6}},
+    };
+    for (const CaseNorm& c : cases_norm) {
+      manual_seed(7);
+      const nn::BatchNormOptions& o = c.options;
+      std::unique_ptr<nn::BatchNorm> layer;
+      if (c.shape.size() == 4) {
+        layer = std::make_unique<nn::BatchNorm2d>(o);
+      } else {
+        layer = std::make_unique<nn::BatchNorm1d>(o);
+      }
+      write_batch_norm_case(*layer, c.shape,
+                            {{"kind", layer->name()},
+                             {"num_features", std::to_string(o.num_features)},
+                             {"momentum", o.momentum ? std::to_string(*o.momentum) : "None"},
+                             {"affine", o.affine ? "1" : "0"},
+                             {"track_running_stats", o.track_running_stats ? "1" : "0"}},
+                            out + "/" + c.name + ".safetensors");
     }
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -574,6 +574,41 @@ std::vector<GradcheckCase> build() {
         return dropout(x[0], 0.3, /*training=*/true, &mask_generator);
       });
   add_case(
+      "dropout2d (p = 0.5, fixed mask)",
+      [](Generator& g) {
+        return Inputs{normal(g, {3, 4, 2, size_in(g, 2, 4)})};
+      },
+      [](In x) {
+        Generator mask_generator(5);  // the same channels dropped at every evaluation
+        return dropout2d(x[0], 0.5, /*training=*/true, &mask_generator);
+      });
+  add_case(
+      "batch_norm (training, images, affine, running statistics updated)",
+      [](Generator& g) {
+        return Inputs{normal(g, {3, 2, 2, size_in(g, 2, 3)}), normal(g, {2}), normal(g, {2})};
+      },
+      [](In x) {
+        const Tensor running_mean = Tensor::zeros({2}, DType::Float64),
+                     running_var = Tensor::ones({2}, DType::Float64);
+        return batch_norm(x[0], running_mean, running_var, x[1], x[2], {.training = true});
+      });
+  add_case(
+      "batch_norm (training, features, no affine)",
+      [](Generator& g) {
+        return Inputs{normal(g, {size_in(g, 3, 5), 3})};
+      },
+      [](In x) { return batch_norm(x[0], Tensor(), Tensor(), Variable(), Variable(), {.training = true}); });
+  add_case(
+      "batch_norm (evaluation, running statistics)",
+      [](Generator& g) {
+        return Inputs{normal(g, {4, 3, 2}), normal(g, {3}), normal(g, {3})};
+      },
+      [](In x) {
+        const Tensor running_mean = Tensor::from_values({0.5, -1, 2}, {3}, DType::Float64);
+        const Tensor running_var = Tensor::from_values({0.25, 1, 4}, {3}, DType::Float64);
+        return batch_norm(x[0], running_mean, running_var, x[1], x[2], {.training = false});
+      });
+  add_case(
       "layer_norm",
       [](Generator& g) {
         const int64_t d = size_in(g, 2, 5);
@@ -754,6 +789,19 @@ std::vector<GradcheckCase> build() {
     auto layer = in_float64(std::make_shared<nn::LayerNorm>(size_in(g, 2, 5)));
     randomize(*layer, g);  // away from the ones/zeros initialisation, which hides mistakes
     return layer_check(layer, {normal(g, {2, 3, layer->normalized_size})},
+                       [layer](In x) { return layer->forward(x[0]); });
+  });
+  add_layer("nn::BatchNorm2d (training)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::BatchNorm2d>(nn::BatchNormOptions{.num_features = 3}));
+    randomize(*layer, g);
+    return layer_check(layer, {normal(g, {2, 3, 2, size_in(g, 2, 3)})},
+                       [layer](In x) { return layer->forward(x[0]); });
+  });
+  add_layer("nn::BatchNorm1d (evaluation)", [](Generator& g) {
+    auto layer = in_float64(std::make_shared<nn::BatchNorm1d>(nn::BatchNormOptions{.num_features = 2}));
+    randomize(*layer, g);
+    layer->eval();
+    return layer_check(layer, {normal(g, {3, 2, size_in(g, 2, 4)})},
                        [layer](In x) { return layer->forward(x[0]); });
   });
   add_layer("nn::PositionalEncoding (sinusoidal)", [](Generator& g) {
