@@ -7,10 +7,11 @@ set -euo pipefail
 # which the PyTorch comparisons are given (see cmake/minigradDependencies.cmake). libopenmpi-dev, openmpi-bin: the distributed layer and its tests.
 # procps: pgrep, with which the black-box tests check that no process is left behind. doxygen: the API
 # reference (the docs target), which a test builds. python3: tests/docs/check_docs.py, which checks the
-# docs' links, programs and outputs. pkgconf: the install test builds a program with minigrad.pc.
+# docs' links, programs and outputs. pkgconf: the install test builds a program with minigrad.pc. zlib1g-dev:
+# the image example reads Fashion-MNIST's gzip files.
 packages=(g++ make cmake libopenblas-dev libopenblas-openmp-dev libboost-test-dev libcli11-dev
   nlohmann-json3-dev libplplot-dev plplot-driver-cairo libopenmpi-dev openmpi-bin procps doxygen python3
-  pkgconf "$@")
+  pkgconf zlib1g-dev "$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,107 @@
+// Reading Fashion-MNIST's IDX files: the values of a small file written here, and an error naming the
+// file and what is wrong for a missing, corrupted or truncated one.
+#define BOOST_TEST_MODULE minigrad images
+#include <zlib.h>
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+
+#include "examples/images/idx.h"
+#include "test_helpers.h"
+
+using namespace minigrad;
+using namespace minigrad::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A scratch folder for this test process, removed at the end.
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("minigrad_idx_" + std::to_string(getpid()));
+  Scratch() { fs::create_directories(dir); }
+  ~Scratch() { fs::remove_all(dir); }
+  std::string path(const std::string& name) const { return (dir / name).string(); }
+};
+
+std::string big_endian(uint32_t v) {
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+          static_cast<char>(v)};
+}
+
+// An IDX file's bytes: the magic number, the sizes, then the values.
+std::string idx(uint32_t magic, const std::vector<uint32_t>& sizes, const std::string& values) {
+  std::string bytes = big_endian(magic);
+  for (uint32_t s : sizes) bytes += big_endian(s);
+  return bytes + values;
+}
+
+void write_gzip(const std::string& path, const std::string& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(f);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(images_and_labels_are_read_as_pytorch_would_scale_them) {
+  Scratch scratch;
+  // Two images of 2×3 pixels: 0, 51, 102, 153, 204, 255 and their reverse.
+  const std::string pixels = {0,
+                              51,
+                              102,
+                              static_cast<char>(153),
+                              static_cast<char>(204),
+                              static_cast<char>(255),
+                              static_cast<char>(255),
+                              static_cast<char>(204),
+                              static_cast<char>(153),
+                              102,
+                              51,
+                              0};
+  write_gzip(scratch.path("images.gz"), idx(0x803, {2, 2, 3}, pixels));
+  write_gzip(scratch.path("labels.gz"), idx(0x801, {2}, {7, 9}));
+  const Tensor images = images::read_idx_images(scratch.path("images.gz"));
+  BOOST_TEST(images.shape() == Shape({2, 1, 2, 3}));
+  expect_close(images.select(0, 0), {0, 0.2, 0.4, 0.6, 0.8, 1}, 1e-7);
+  expect_close(images.select(0, 1), {1, 0.8, 0.6, 0.4, 0.2, 0}, 1e-7);
+  expect_equal(images::read_idx_labels(scratch.path("labels.gz")), {7, 9});
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_file_is_named_with_what_is_wrong) {
+  Scratch scratch;
+  const std::string missing = scratch.path("no-such-file.gz");
+  expect_error<Error>([&] { images::read_idx_images(missing); }, "read_idx: " + missing + ": no such file");
+
+  write_gzip(scratch.path("swapped.gz"), idx(0x801, {2}, {1, 2}));  // a labels file read as images
+  expect_error<Error>([&] { images::read_idx_images(scratch.path("swapped.gz")); },
+                      "read_idx: " + scratch.path("swapped.gz") +
+                          ": magic number 0x00000801, expected 0x00000803 (IDX images)");
+
+  write_gzip(scratch.path("short.gz"), idx(0x803, {3, 2, 2}, std::string(10, 'x')));  // 12 bytes promised
+  expect_error<Error>([&] { images::read_idx_images(scratch.path("short.gz")); },
+                      "read_idx: " + scratch.path("short.gz") +
+                          ": the header promises 12 bytes of images data, the file holds 10 (truncated)");
+
+  write_gzip(scratch.path("header.gz"), std::string(2, '\0'));
+  expect_error_containing<Error>([&] { images::read_idx_labels(scratch.path("header.gz")); },
+                                 "too short for an IDX labels header of 8");
+
+  write_gzip(scratch.path("label.gz"), idx(0x801, {3}, {1, 10, 2}));
+  expect_error<Error>(
+      [&] { images::read_idx_labels(scratch.path("label.gz")); },
+      "read_idx: " + scratch.path("label.gz") + ": label 10 at index 1 is not below 10 classes");
+
+  // A gzip stream cut short, as a download that stopped: zlib's own complaint, after the file's name.
+  write_gzip(scratch.path("whole.gz"), idx(0x803, {4, 28, 28}, std::string(4 * 28 * 28, 'p')));
+  const std::string whole = read_file(scratch.path("whole.gz"));
+  std::ofstream(scratch.path("cut.gz"), std::ios::binary) << whole.substr(0, whole.size() / 2);
+  expect_error_containing<Error>([&] { images::read_idx_images(scratch.path("cut.gz")); },
+                                 scratch.path("cut.gz") + ": not a valid gzip stream");
+}
