@@ -107,12 +107,16 @@ void for_each_window_pixel(int64_t channels, int64_t height, int64_t width, int6
       for (int64_t kw = 0; kw < gw.kernel; ++kw) {
         const int64_t r = (c * gh.kernel + kh) * gw.kernel + kw;
         const int64_t shift_h = kh * gh.dilation - gh.pad_left, shift_w = kw * gw.dilation - gw.pad_left;
+        // The output columns whose input column iw = ow·stride + shift_w is inside [0, width): found once
+        // per kernel column, so the innermost loop has no test and vectorizes.
+        int64_t ow_begin = 0, ow_end = out_w;
+        while (ow_begin < out_w && ow_begin * gw.stride + shift_w < 0) ++ow_begin;
+        while (ow_end > ow_begin && (ow_end - 1) * gw.stride + shift_w >= width) --ow_end;
         for (int64_t oh = 0; oh < out_h; ++oh) {
           const int64_t ih = oh * gh.stride + shift_h;
           if (ih < 0 || ih >= height) continue;
-          for (int64_t ow = 0; ow < out_w; ++ow) {
-            const int64_t iw = ow * gw.stride + shift_w;
-            if (iw >= 0 && iw < width) visit(r, oh * out_w + ow, c, ih * width + iw);
+          for (int64_t ow = ow_begin; ow < ow_end; ++ow) {
+            visit(r, oh * out_w + ow, c, ih * width + ow * gw.stride + shift_w);
           }
         }
       }
