@@ -66,6 +66,10 @@ Conv1dGeometry axis_geometry(const char* op, int64_t length, int64_t kernel, int
                              std::to_string(stride) + ", dilation " + std::to_string(dilation) +
                              ", padding " + std::to_string(padding));
   }
+  if (padding_same && padding != 0) {
+    throw ValueError(op,
+                     "padding 'same' replaces the padding, got padding " + std::to_string(padding) + " too");
+  }
   if (padding_same && stride != 1) {
     throw ValueError(op, "padding 'same' needs stride 1, got stride " + std::to_string(stride));
   }

@@ -15,7 +15,10 @@
 //                   huber_loss nll_loss
 //   attention.cpp   masked_softmax, scaled_dot_product_attention (fused, or composed from the above)
 //   conv.cpp        conv1d, conv2d, and unfold1d/2d, fold1d/2d (im2col and its adjoint)
-//   pooling.cpp     max_pool1d, avg_pool1d, max_over_time, mean_over_time
+//   pooling.cpp     max_pool1d, avg_pool1d, max_over_time, mean_over_time, max_pool2d, avg_pool2d,
+//                   adaptive_avg_pool2d
+//   batch_norm.cpp  batch_norm
+//   dropout.cpp     dropout, dropout2d
 //
 // Broadcasting follows NumPy; the gradient of a broadcast input is summed back to its shape (sum_to).
 // Every op checks its operands and throws an exception naming itself and the shapes involved.

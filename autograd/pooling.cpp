@@ -91,13 +91,13 @@ std::vector<double> covered_counts(int64_t windows, int64_t length, int64_t kern
 Variable max_pool1d(const Variable& x, const MaxPool1dOptions& options) {
   // Padding takes part in no maximum: -inf on both sides (as PyTorch).
   const Variable windows = pool_windows(
-      "max_pool1d", x, options.kernel_size, options.stride > 0 ? options.stride : options.kernel_size,
+      "max_pool1d", x, options.kernel_size, options.stride != 0 ? options.stride : options.kernel_size,
       options.padding, options.dilation, -std::numeric_limits<double>::infinity());
   return max(windows, 2);  // (N, C, L_out)
 }
 
 Variable avg_pool1d(const Variable& x, const AvgPool1dOptions& options) {
-  const int64_t kernel = options.kernel_size, stride = options.stride > 0 ? options.stride : kernel;
+  const int64_t kernel = options.kernel_size, stride = options.stride != 0 ? options.stride : kernel;
   const Variable windows = pool_windows("avg_pool1d", x, kernel, stride, options.padding, 1, 0.0);
   if (options.count_include_pad || options.padding == 0) return mean(windows, {2});  // (N, C, L_out)
   // Each window's sum over the input positions it covers, divided by how many those are.
@@ -109,8 +109,8 @@ Variable avg_pool1d(const Variable& x, const AvgPool1dOptions& options) {
 
 Variable max_pool2d(const Variable& x, const MaxPool2dOptions& options) {
   const Size2d k = options.kernel_size;
-  const Size2d stride{options.stride.h > 0 ? options.stride.h : k.h,
-                      options.stride.w > 0 ? options.stride.w : k.w};
+  const Size2d stride{options.stride.h != 0 ? options.stride.h : k.h,
+                      options.stride.w != 0 ? options.stride.w : k.w};
   // Padding takes part in no maximum: -inf (as PyTorch).
   const Variable windows = pool_windows2d("max_pool2d", x, k, stride, options.padding, options.dilation,
                                           -std::numeric_limits<double>::infinity());
@@ -119,8 +119,8 @@ Variable max_pool2d(const Variable& x, const MaxPool2dOptions& options) {
 
 Variable avg_pool2d(const Variable& x, const AvgPool2dOptions& options) {
   const Size2d k = options.kernel_size, p = options.padding;
-  const Size2d stride{options.stride.h > 0 ? options.stride.h : k.h,
-                      options.stride.w > 0 ? options.stride.w : k.w};
+  const Size2d stride{options.stride.h != 0 ? options.stride.h : k.h,
+                      options.stride.w != 0 ? options.stride.w : k.w};
   const Variable windows = pool_windows2d("avg_pool2d", x, k, stride, p, 1, 0.0);
   if (options.count_include_pad || p == Size2d(0)) return mean(windows, {2});  // (N, C, H_out, W_out)
   // Each window's sum over the pixels of the input it covers: rows covered × columns covered.

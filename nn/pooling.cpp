@@ -41,7 +41,7 @@ std::string printed(Size2d s) {
 
 // Stride 0 on an axis means that axis's kernel size.
 Size2d stride_or_kernel(Size2d stride, Size2d kernel) {
-  return {stride.h > 0 ? stride.h : kernel.h, stride.w > 0 ? stride.w : kernel.w};
+  return {stride.h != 0 ? stride.h : kernel.h, stride.w != 0 ? stride.w : kernel.w};
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ class MultiheadAttention : public Module {
   MultiheadAttentionOptions options;
 
  private:
-  // A record of the last call, kept for inspection, not part of the model: a const model records it too.
+  // A record of the last call, kept for inspection, not part of the model: a const model records it too,
+  // so one module must not run forward in two threads at once.
   mutable Tensor attention_weights_;
 };
 

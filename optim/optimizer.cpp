@@ -214,8 +214,8 @@ Adam::Adam(ParameterList parameters, const AdamOptions& opts) : Adam(std::move(p
 Adam::Adam(ParameterList parameters, const AdamOptions& opts, bool decoupled)
     : Optimizer(std::move(parameters), opts.lr), options(opts), decoupled_(decoupled) {
   const char* op = decoupled ? "AdamW" : "Adam";  // name() is not yet AdamW's while this constructor runs
-  check_hyperparameter(op, "betas[0]", opts.betas[0], 0, 1 - 1e-12);
-  check_hyperparameter(op, "betas[1]", opts.betas[1], 0, 1 - 1e-12);
+  check_hyperparameter(op, "betas[0]", opts.betas.first, 0, 1 - 1e-12);
+  check_hyperparameter(op, "betas[1]", opts.betas.second, 0, 1 - 1e-12);
   check_hyperparameter(op, "eps", opts.eps, 0, INFINITY);
   check_hyperparameter(op, "weight_decay", opts.weight_decay, 0, INFINITY);
 }
@@ -224,7 +224,7 @@ void Adam::step() {
   NoGradGuard no_grad;
   refuse_row_sparse(name(), parameters_, names_,
                     name() + " does not take one, since it moves every row; use SparseAdam for it");
-  const double lr = lr_, b1 = options.betas[0], b2 = options.betas[1], eps = options.eps,
+  const double lr = lr_, b1 = options.betas.first, b2 = options.betas.second, eps = options.eps,
                wd = options.weight_decay;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& param = parameters_[i];
@@ -268,8 +268,8 @@ AdamW::AdamW(ParameterList parameters, const AdamWOptions& o)
 
 SparseAdam::SparseAdam(ParameterList parameters, const SparseAdamOptions& opts)
     : Optimizer(std::move(parameters), opts.lr), options(opts) {
-  check_hyperparameter("SparseAdam", "betas[0]", opts.betas[0], 0, 1 - 1e-12);
-  check_hyperparameter("SparseAdam", "betas[1]", opts.betas[1], 0, 1 - 1e-12);
+  check_hyperparameter("SparseAdam", "betas[0]", opts.betas.first, 0, 1 - 1e-12);
+  check_hyperparameter("SparseAdam", "betas[1]", opts.betas.second, 0, 1 - 1e-12);
   check_hyperparameter("SparseAdam", "eps", opts.eps, 0, INFINITY);
 }
 
@@ -283,7 +283,7 @@ void SparseAdam::step() {
                                          "embedding with sparse = true): use Adam for it");
     }
   }
-  const double lr = lr_, b1 = options.betas[0], b2 = options.betas[1], eps = options.eps;
+  const double lr = lr_, b1 = options.betas.first, b2 = options.betas.second, eps = options.eps;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& param = parameters_[i];
     const Tensor& grad = param.grad();

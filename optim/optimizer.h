@@ -22,7 +22,6 @@
 //   optim::Adam optimizer(rest.named_parameters(), {.lr = 1e-3});
 #pragma once
 
-#include <array>
 #include <map>
 #include <string>
 #include <utility>
@@ -109,7 +108,7 @@ class SGD : public Optimizer {
 
 struct AdamOptions {
   double lr = 1e-3;
-  std::array<double, 2> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999)
+  std::pair<double, double> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999), both required
   double eps = 1e-8;
   double weight_decay = 0;
 };
@@ -137,7 +136,7 @@ class Adam : public Optimizer {
 
 struct AdamWOptions {
   double lr = 1e-3;
-  std::array<double, 2> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999)
+  std::pair<double, double> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999), both required
   double eps = 1e-8;
   double weight_decay = 1e-2;
 };
@@ -152,7 +151,7 @@ class AdamW : public Adam {
 
 struct SparseAdamOptions {
   double lr = 1e-3;
-  std::array<double, 2> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999)
+  std::pair<double, double> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999), both required
   double eps = 1e-8;
 };
 

@@ -14,6 +14,15 @@ int64_t Conv1dGeometry::out_length(int64_t length) const {
 
 namespace {
 
+// Throws unless the window fits the padded axis of `length` positions (at least one output position).
+void check_fits(std::string_view op, const Conv1dGeometry& g, int64_t length) {
+  const int64_t span = g.dilation * (g.kernel - 1) + 1, padded = length + g.pad_left + g.pad_right;
+  if (span > padded) {
+    throw ShapeError(op, "the kernel spans " + std::to_string(span) +
+                             " positions, more than the padded input's " + std::to_string(padded));
+  }
+}
+
 void check_geometry(std::string_view op, const Conv1dGeometry& g) {
   if (g.kernel < 1 || g.stride < 1 || g.dilation < 1 || g.pad_left < 0 || g.pad_right < 0) {
     throw ValueError(op,
@@ -45,6 +54,7 @@ void for_each_window_element(int64_t channels, int64_t length, int64_t out_lengt
 Tensor unfold1d(const Tensor& x, const Conv1dGeometry& g) {
   check_geometry("unfold1d", g);
   if (x.rank() != 3) throw ShapeError("unfold1d", "expects (N, C, L), got " + x.shape().str());
+  check_fits("unfold1d", g, x.shape()[2]);
   const Tensor xc = x.contiguous();
   const int64_t n = x.shape()[0], c = x.shape()[1], l = x.shape()[2], lo = g.out_length(l);
   Tensor cols = Tensor::zeros({n, c * g.kernel, std::max<int64_t>(lo, 0)}, x.dtype());
@@ -67,6 +77,7 @@ Tensor unfold1d(const Tensor& x, const Conv1dGeometry& g) {
 
 Tensor fold1d(const Tensor& cols, int64_t length, const Conv1dGeometry& g) {
   check_geometry("fold1d", g);
+  check_fits("fold1d", g, length);
   if (cols.rank() != 3 || cols.shape()[1] % g.kernel != 0) {
     throw ShapeError("fold1d",
                      "expects (N, C·" + std::to_string(g.kernel) + ", L_out), got " + cols.shape().str());
@@ -130,6 +141,8 @@ Tensor unfold2d(const Tensor& x, const Conv2dGeometry& g) {
   check_geometry("unfold2d", g.height);
   check_geometry("unfold2d", g.width);
   if (x.rank() != 4) throw ShapeError("unfold2d", "expects (N, C, H, W), got " + x.shape().str());
+  check_fits("unfold2d", g.height, x.shape()[2]);
+  check_fits("unfold2d", g.width, x.shape()[3]);
   const Tensor xc = x.contiguous();
   const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
   const int64_t ho = std::max<int64_t>(g.height.out_length(h), 0),
@@ -156,6 +169,8 @@ Tensor unfold2d(const Tensor& x, const Conv2dGeometry& g) {
 Tensor fold2d(const Tensor& cols, int64_t height, int64_t width, const Conv2dGeometry& g) {
   check_geometry("fold2d", g.height);
   check_geometry("fold2d", g.width);
+  check_fits("fold2d", g.height, height);
+  check_fits("fold2d", g.width, width);
   const int64_t window = g.height.kernel * g.width.kernel;
   const int64_t ho = std::max<int64_t>(g.height.out_length(height), 0),
                 wo = std::max<int64_t>(g.width.out_length(width), 0);

@@ -41,14 +41,18 @@ Parsed parse(const std::string& path, uint32_t magic, size_t dims, const char* k
     throw Error(kOp, path + ": " + text);
   }
   if (p.data.size() < p.header_bytes) throw too_short(p.header_bytes);
+  // The product of the sizes, checked against the data at each step so that it cannot overflow.
+  const uint64_t have = p.data.size() - p.header_bytes;
   uint64_t expected = 1;
   for (size_t d = 0; d < dims; ++d) {
     p.sizes.push_back(big_endian_u32(p.data, 4 + 4 * d));
-    expected *= static_cast<uint64_t>(p.sizes.back());
+    const uint64_t size = static_cast<uint64_t>(p.sizes.back());
+    expected = size == 0 ? 0 : (expected > have / size + 1 ? have + 1 : expected * size);
   }
-  const uint64_t have = p.data.size() - p.header_bytes;
   if (have != expected) {
-    throw Error(kOp, path + ": the header promises " + std::to_string(expected) + " bytes of " + kind +
+    std::string promised;  // the sizes, not their product, which may have been capped
+    for (size_t d = 0; d < dims; ++d) promised += (d > 0 ? "×" : "") + std::to_string(p.sizes[d]);
+    throw Error(kOp, path + ": the header promises " + promised + " bytes of " + kind +
                          " data, the file holds " + std::to_string(have) +
                          (have < expected ? " (truncated)" : ""));
   }

@@ -87,7 +87,15 @@ BOOST_AUTO_TEST_CASE(a_bad_file_is_named_with_what_is_wrong) {
   write_gzip(scratch.path("short.gz"), idx(0x803, {3, 2, 2}, std::string(10, 'x')));  // 12 bytes promised
   expect_error<Error>([&] { images::read_idx_images(scratch.path("short.gz")); },
                       "read_idx: " + scratch.path("short.gz") +
-                          ": the header promises 12 bytes of images data, the file holds 10 (truncated)");
+                          ": the header promises 3×2×2 bytes of images data, the file holds 10 (truncated)");
+
+  // Sizes whose product overflows 64 bits (65536 · 2^24 · 2^24 = 2^64) promise more than any file holds.
+  write_gzip(scratch.path("huge.gz"), idx(0x803, {65536, 1u << 24, 1u << 24}, ""));
+  expect_error<Error>(
+      [&] { images::read_idx_images(scratch.path("huge.gz")); },
+      "read_idx: " + scratch.path("huge.gz") +
+          ": the header promises 65536×16777216×16777216 bytes of images data, the file holds 0 "
+          "(truncated)");
 
   write_gzip(scratch.path("header.gz"), std::string(2, '\0'));
   expect_error_containing<Error>([&] { images::read_idx_labels(scratch.path("header.gz")); },

@@ -30,9 +30,10 @@ separate_arguments(flags UNIX_COMMAND "${flags}")
 step(c++ ${SOURCE_DIR}/tests/install/consumer/main.cpp -o ${WORK_DIR}/consumer ${flags})
 step(${WORK_DIR}/consumer)
 
-# Nothing new or changed in the checkout, outside the folders a checkout's own builds and data use.
+# Nothing new or changed in the checkout, outside the build folder this test runs from (BINARY_DIR), the
+# data and git's own files.
 execute_process(
-  COMMAND find ${SOURCE_DIR} ( -path ${SOURCE_DIR}/build -o -path ${SOURCE_DIR}/data -o -path ${SOURCE_DIR}/.git
+  COMMAND find ${SOURCE_DIR} ( -path ${BINARY_DIR} -o -path ${SOURCE_DIR}/data -o -path ${SOURCE_DIR}/.git
                                -o -name __pycache__ ) -prune -o -newer ${WORK_DIR}/started -print
   OUTPUT_VARIABLE written OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(written)

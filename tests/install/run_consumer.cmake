@@ -41,11 +41,14 @@ if(HAS_DISTRIBUTED)
 endif()
 
 # pkg-config: the same program built by one compiler command, with minigrad.pc's flags.
-set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
+file(GLOB_RECURSE pc_files ${prefix}/*/minigrad.pc)  # lib/pkgconfig, lib64/pkgconfig, ...
+list(GET pc_files 0 pc_file)
+get_filename_component(pc_dir ${pc_file} DIRECTORY)
+set(ENV{PKG_CONFIG_PATH} ${pc_dir})
 execute_process(COMMAND pkg-config --cflags --libs minigrad OUTPUT_VARIABLE flags RESULT_VARIABLE result
                 OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT result EQUAL 0)
-  message(FATAL_ERROR "pkg-config finds no minigrad.pc in ${prefix}/lib/pkgconfig")
+  message(FATAL_ERROR "pkg-config finds no minigrad.pc in ${pc_dir}")
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags} ${CXX_FLAGS} ${sanitizer_flags}")
 step(c++ ${SOURCE_DIR}/tests/install/consumer/main.cpp -o ${WORK_DIR}/consumer_pkg_config ${flags})

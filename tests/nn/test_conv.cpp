@@ -241,6 +241,25 @@ BOOST_AUTO_TEST_CASE(pooling_layers_print_as_pytorchs_and_refuse_bad_windows) {
       "max_pool2d: expects (N, C, H, W), got [2,4,5]");
   expect_error<ValueError>(
       [&] {
+        max_pool2d(x, {.kernel_size = 2, .stride = {-1, 1}});
+      },
+      "max_pool2d: kernel_size, stride and dilation must be positive and padding at most "
+      "half the kernel, got kernel_size 2, stride -1, padding 0, dilation 1");
+  // unfold2d itself refuses a window larger than the padded image (PyTorch's F.unfold does too).
+  expect_error<ShapeError>(
+      [] {
+        unfold2d(Tensor::zeros({1, 1, 2, 2}),
+                 Conv2dGeometry{.height = {.kernel = 3, .stride = 2}, .width = {.kernel = 3, .stride = 2}});
+      },
+      "unfold2d: the kernel spans 3 positions, more than the padded input's 2");
+  expect_error<ValueError>(
+      [] {
+        conv2d(Variable(Tensor::zeros({1, 1, 4, 4})), Variable(Tensor::zeros({1, 1, 3, 3})), Variable(),
+               {.padding = 1, .padding_same = true});
+      },
+      "conv2d: padding 'same' replaces the padding, got padding 1 too");
+  expect_error<ValueError>(
+      [&] {
         adaptive_avg_pool2d(x, {3, 1});
       },
       "adaptive_avg_pool2d: an output of 3×1 needs a positive size that divides the "
