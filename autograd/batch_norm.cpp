@@ -7,10 +7,12 @@
 //   eval:     the same with the running statistics, constants: an affine map of x, composed from
 //             differentiable ops.
 //
-// The training form's backward is the batch-statistics derivative, written once below with
-// differentiable ops, so that its own derivative (second order) comes from them. With x̂ the normalised
-// input, r = 1/√(σ²_B + eps) and ĝ = g·weight, over the n values of a channel:
+// The training form's forward is one fused kernel, and its backward the batch-statistics derivative. With
+// x̂ the normalised input, r = 1/√(σ²_B + eps) and ĝ = g·weight, over the n values of a channel:
 //   dx = r·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)),   dweight = Σ g·x̂,   dbias = Σ g
+// As layer norm's: a fused kernel (tensor/batch_norm.h) when no graph is recorded, and the same formulas
+// written with differentiable ops when one is (create_graph), so that the second derivative comes from
+// them.
 #include <array>
 #include <string>
 
@@ -61,18 +63,32 @@ void check_operands(const Variable& x, const Tensor& running_mean, const Tensor&
 
 }  // namespace
 
-VariableGrads batch_norm_backward(const Variable& g, const Variable& x, const Variable& weight, double eps,
+VariableGrads batch_norm_backward(const Variable& g, const Variable& x, const Variable& weight,
+                                  const Tensor& mean, const Tensor& rstd, double eps,
                                   std::array<bool, 3> needs) {
+  const bool affine = weight.defined();
+  const bool records = GradMode::is_enabled() &&
+                       (g.requires_grad() || x.requires_grad() || (affine && weight.requires_grad()));
+  if (!records) {  // the fused kernel
+    BatchNormGradients grads =
+        batch_norm_backward(g.data(), x.data(), affine ? weight.data() : Tensor(), mean, rstd, needs);
+    auto wrap = [](Tensor& t) { return t.defined() ? Variable(std::move(t)) : Variable(); };
+    return {wrap(grads.input), wrap(grads.weight), wrap(grads.bias)};
+  }
+  // Recorded (create_graph): the same formulas composed from differentiable ops, with x̂ and r recomputed
+  // from x so that their dependence on x is in the graph. gradgradcheck holds the two against each other.
   const int rank = x.rank();
   const int64_t c = x.shape()[1];
   const Shape dims = reduced_dims(rank);
-  const Variable centered = sub(x, mean(x, dims, /*keepdim=*/true));
-  const Variable r = pow(add(mean(mul(centered, centered), dims, true), eps), -0.5);  // (1, C, 1, ...)
+  const Variable centered = sub(x, minigrad::mean(x, dims, /*keepdim=*/true));
+  const Variable r =
+      pow(add(minigrad::mean(mul(centered, centered), dims, true), eps), -0.5);  // (1, C, 1, ...)
   const Variable xhat = mul(centered, r);
-  const Variable ghat = weight.defined() ? mul(g, reshape(weight, channel_shape(rank, c))) : g;
+  const Variable ghat = affine ? mul(g, reshape(weight, channel_shape(rank, c))) : g;
   VariableGrads grads(3);
   if (needs[0]) {
-    grads[0] = mul(r, sub(sub(ghat, mean(ghat, dims, true)), mul(xhat, mean(mul(ghat, xhat), dims, true))));
+    grads[0] = mul(r, sub(sub(ghat, minigrad::mean(ghat, dims, true)),
+                          mul(xhat, minigrad::mean(mul(ghat, xhat), dims, true))));
   }
   if (needs[1]) grads[1] = sum(mul(g, xhat), dims);  // (C)
   if (needs[2]) grads[2] = sum(g, dims);             // (C)
@@ -101,26 +117,26 @@ Variable batch_norm(const Variable& x, const Tensor& running_mean, const Tensor&
     throw ValueError("batch_norm", "training needs more than 1 value per channel, got an input of shape " +
                                        x.shape().str());
   }
-  const Shape dims = reduced_dims(rank);
-  const Tensor batch_mean = mean(x.data(), dims, /*keepdim=*/true);  // (1, C, 1, ...)
-  const Tensor centered = x.data() - batch_mean;
-  const Tensor batch_var = mean(centered * centered, dims, true);  // biased, as the normalisation uses
-  Tensor y = centered * pow(batch_var + options.eps, -0.5);
-  if (affine) y = y * weight.data().reshape(per_channel) + bias.data().reshape(per_channel);
+  const BatchNormForward out = batch_norm_forward(x.data(), affine ? weight.data() : Tensor(),
+                                                  affine ? bias.data() : Tensor(), options.eps);
   if (running_mean.defined()) {
     const double m = options.momentum, unbiased = static_cast<double>(n) / static_cast<double>(n - 1);
-    running_mean.mul_(1 - m).add_(batch_mean.reshape({c}), m);
-    running_var.mul_(1 - m).add_(batch_var.reshape({c}), m * unbiased);
+    running_mean.mul_(1 - m).add_(out.mean, m);
+    running_var.mul_(1 - m).add_(out.var, m * unbiased);
   }
-  const SavedTensor sx(x), sw = affine ? SavedTensor(weight) : SavedTensor();
-  auto backward = [sx, sw, eps = options.eps, affine](const Variable& g, NeedsGrad needs) -> VariableGrads {
-    VariableGrads grads = batch_norm_backward(g, sx.variable(), affine ? sw.variable() : Variable(), eps,
-                                              {needs[0], affine && needs[1], affine && needs[2]});
+  // What the gradients need: x always, the weight for dx, and the mean and rstd per channel.
+  const SavedTensor sx(x), sw = affine ? save_if(weight, x.requires_grad()) : SavedTensor();
+  const SavedTensor saved_mean(out.mean), saved_rstd(out.rstd);
+  auto backward = [sx, sw, saved_mean, saved_rstd, eps = options.eps, affine](
+                      const Variable& g, NeedsGrad needs) -> VariableGrads {
+    VariableGrads grads =
+        batch_norm_backward(g, sx.variable(), sw.defined() ? sw.variable() : Variable(), saved_mean.get(),
+                            saved_rstd.get(), eps, {needs[0], affine && needs[1], affine && needs[2]});
     if (!affine) grads.resize(1);
     return grads;
   };
-  if (affine) return record("batch_norm", y, {x, weight, bias}, backward);
-  return record("batch_norm", y, {x}, backward);
+  if (affine) return record("batch_norm", out.y, {x, weight, bias}, backward);
+  return record("batch_norm", out.y, {x}, backward);
 }
 
 }  // namespace minigrad

@@ -216,9 +216,11 @@ struct BatchNormFuncOptions {
 // undefined (training only), updated in place when training; weight and bias (C) or both undefined.
 Variable batch_norm(const Variable& x, const Tensor& running_mean, const Tensor& running_var,
                     const Variable& weight, const Variable& bias, const BatchNormFuncOptions& options = {});
-// Its backward in training (the batch-statistics derivative), composed of differentiable ops: dx, and
-// dweight and dbias where asked (needs).
-VariableGrads batch_norm_backward(const Variable& g, const Variable& x, const Variable& weight, double eps,
+// Its backward in training (the batch-statistics derivative): dx, and dweight and dbias where asked
+// (needs), from the forward's per-channel mean and rstd. One fused kernel (tensor/batch_norm.h) when no
+// graph is recorded; the same formulas composed of differentiable ops when one is (create_graph).
+VariableGrads batch_norm_backward(const Variable& g, const Variable& x, const Variable& weight,
+                                  const Tensor& mean, const Tensor& rstd, double eps,
                                   std::array<bool, 3> needs);
 
 // ---- pooling over time, x (N, C, L) ----
@@ -261,8 +263,9 @@ struct AvgPool2dOptions {
 };
 // PyTorch's F.avg_pool2d: the mean of each window -> (N, C, H_out, W_out).
 Variable avg_pool2d(const Variable& x, const AvgPool2dOptions& options);
-// PyTorch's F.adaptive_avg_pool2d for an output size that divides the input's: the mean of each of
-// output_size.h × output_size.w equal tiles -> (N, C, output_size.h, output_size.w). {1, 1} is global
+// PyTorch's F.adaptive_avg_pool2d: the mean of each of output_size.h × output_size.w bins -> (N, C,
+// output_size.h, output_size.w); along an axis of n positions, bin i covers [⌊i·n/out⌋, ⌈(i+1)·n/out⌉), so
+// the bins are equal tiles when out divides n and overlap by a position otherwise. {1, 1} is global
 // average pooling.
 Variable adaptive_avg_pool2d(const Variable& x, Size2d output_size);
 

@@ -1,8 +1,9 @@
 // Pooling over the time axis of (N, C, L): max and average pooling in windows, and the max or mean over each
 // sequence's valid positions; and over images (N, C, H, W): max and average pooling in windows. All are
-// compositions of differentiable ops (unfold1d and unfold2d, concat, max, sum, masked_fill), so their
-// gradients come from those ops: a window's or a sequence's gradient goes to the position of its maximum,
-// or is shared evenly by its valid positions.
+// compositions of differentiable ops (unfold1d and unfold2d, concat, max, sum, masked_fill, and for
+// max_pool2d a lookup at the maxima that tensor/pooling.h finds, for adaptive_avg_pool2d two products),
+// so their gradients come from those ops: a window's or a sequence's gradient goes to the position of its
+// maximum, or is shared evenly by its valid positions.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -108,13 +109,18 @@ Variable avg_pool1d(const Variable& x, const AvgPool1dOptions& options) {
 }
 
 Variable max_pool2d(const Variable& x, const MaxPool2dOptions& options) {
-  const Size2d k = options.kernel_size;
+  const Size2d k = options.kernel_size, p = options.padding;
   const Size2d stride{options.stride.h != 0 ? options.stride.h : k.h,
                       options.stride.w != 0 ? options.stride.w : k.w};
-  // Padding takes part in no maximum: -inf (as PyTorch).
-  const Variable windows = pool_windows2d("max_pool2d", x, k, stride, options.padding, options.dilation,
-                                          -std::numeric_limits<double>::infinity());
-  return max(windows, 2);  // (N, C, H_out, W_out)
+  check_rank("max_pool2d", x, 4, "(N, C, H, W)");
+  Conv2dGeometry g{.height = pool_axis("max_pool2d", x, x.shape()[2], k.h, stride.h, p.h, options.dilation.h),
+                   .width = pool_axis("max_pool2d", x, x.shape()[3], k.w, stride.w, p.w, options.dilation.w)};
+  g.height.pad_left = g.height.pad_right = p.h;  // padding takes part in no maximum (as PyTorch's -inf)
+  g.width.pad_left = g.width.pad_right = p.w;
+  // Where each window's maximum is, then those elements picked by a lookup: x as a table of one-value
+  // rows. The lookup's gradient adds each output's gradient back onto its maximum.
+  const Tensor argmax = max_pool2d_argmax(x.data(), g);  // (N, C, H_out, W_out) flat indices into x
+  return reshape(embedding(reshape(x, {x.numel(), 1}), argmax), argmax.shape());
 }
 
 Variable avg_pool2d(const Variable& x, const AvgPool2dOptions& options) {
@@ -132,16 +138,34 @@ Variable avg_pool2d(const Variable& x, const AvgPool2dOptions& options) {
   return div(sum(windows, {2}), Variable(rows * cols));
 }
 
+namespace {
+
+// The (out, in) matrix whose row i averages the positions [⌊i·in/out⌋, ⌈(i+1)·in/out⌉): PyTorch's adaptive
+// bins along one axis, which overlap when out does not divide in.
+Tensor adaptive_bins(int64_t in, int64_t out, DType dtype) {
+  std::vector<double> weights(static_cast<size_t>(out * in), 0.0);
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t start = i * in / out, end = ((i + 1) * in + out - 1) / out;
+    for (int64_t j = start; j < end; ++j)
+      weights[static_cast<size_t>(i * in + j)] = 1.0 / static_cast<double>(end - start);
+  }
+  return Tensor::from_values(weights, {out, in}, dtype);
+}
+
+}  // namespace
+
 Variable adaptive_avg_pool2d(const Variable& x, Size2d output_size) {
   check_rank("adaptive_avg_pool2d", x, 4, "(N, C, H, W)");
-  const int64_t h = x.shape()[2], w = x.shape()[3];
-  if (output_size.h < 1 || output_size.w < 1 || h % output_size.h != 0 || w % output_size.w != 0) {
-    throw ValueError("adaptive_avg_pool2d",
-                     "an output of " + std::to_string(output_size.h) + "×" + std::to_string(output_size.w) +
-                         " needs a positive size that divides the input's; input " + x.shape().str());
+  if (output_size.h < 1 || output_size.w < 1) {
+    throw ValueError("adaptive_avg_pool2d", "the output size must be positive, got " +
+                                                std::to_string(output_size.h) + "×" +
+                                                std::to_string(output_size.w));
   }
-  const Size2d tile{h / output_size.h, w / output_size.w};
-  return avg_pool2d(x, {.kernel_size = tile, .stride = tile});
+  // A bin is a rectangle, so its mean is a mean over rows of means over columns: rows (out_h, H) · x ·
+  // cols (W, out_w), two products that broadcast over (N, C).
+  const Variable rows(adaptive_bins(x.shape()[2], output_size.h, x.dtype()));
+  const Variable cols(adaptive_bins(x.shape()[3], output_size.w, x.dtype()).transpose(0, 1));
+  return matmul(matmul(rows, x), cols);  // (N, C, out_h, out_w)
 }
 
 namespace {

@@ -23,6 +23,23 @@ double check_and_bound(const char* layer, int64_t in_channels, int64_t out_chann
   return 1.0 / std::sqrt(static_cast<double>(in_channels / groups * kernel_elements));
 }
 
+// What the op would refuse at the first forward, refused when the layer is made (as PyTorch's constructor
+// refuses padding='same' with a stride): for each axis, its stride, padding and dilation.
+void check_axis(const char* layer, int64_t stride, int64_t padding, int64_t dilation, bool padding_same) {
+  if (stride < 1 || dilation < 1 || padding < 0) {
+    throw ValueError(layer, "stride and dilation must be positive and padding non-negative, got stride " +
+                                std::to_string(stride) + ", padding " + std::to_string(padding) +
+                                ", dilation " + std::to_string(dilation));
+  }
+  if (padding_same && stride != 1) {
+    throw ValueError(layer, "padding 'same' needs stride 1, got stride " + std::to_string(stride));
+  }
+  if (padding_same && padding != 0) {
+    throw ValueError(layer,
+                     "padding 'same' replaces the padding, got padding " + std::to_string(padding) + " too");
+  }
+}
+
 // Checks that x is (N, in_channels, <spatial>), of rank `rank`, then runs the op, naming the layer in a shape
 // error (the op's message has the shapes).
 template <typename Op>
@@ -44,6 +61,7 @@ Variable checked_forward(const char* layer, const Variable& x, int rank, int64_t
 Conv1d::Conv1d(const Conv1dOptions& opts) : options(opts) {
   const double bound =
       check_and_bound("Conv1d", opts.in_channels, opts.out_channels, opts.kernel_size, opts.groups);
+  check_axis("Conv1d", opts.stride, opts.padding, opts.dilation, opts.padding_same);
   weight = register_parameter(
       "weight", Tensor::uniform({opts.out_channels, opts.in_channels / opts.groups, opts.kernel_size}, -bound,
                                 bound, DType::Float32, opts.generator));
@@ -86,6 +104,8 @@ Conv2d::Conv2d(const Conv2dOptions& opts) : options(opts) {
                                    std::to_string(k.w) + ")");
   }
   const double bound = check_and_bound("Conv2d", opts.in_channels, opts.out_channels, k.h * k.w, opts.groups);
+  check_axis("Conv2d", opts.stride.h, opts.padding.h, opts.dilation.h, opts.padding_same);
+  check_axis("Conv2d", opts.stride.w, opts.padding.w, opts.dilation.w, opts.padding_same);
   weight = register_parameter(
       "weight", Tensor::uniform({opts.out_channels, opts.in_channels / opts.groups, k.h, k.w}, -bound, bound,
                                 DType::Float32, opts.generator));

@@ -40,10 +40,12 @@ CALLS = {
     'max_pool1d_k3_s2_p1': lambda x, t, ids: F.max_pool1d(x, 3, 2, 1),
     'avg_pool1d_k3_s2_p1_uncounted': lambda x, t, ids: F.avg_pool1d(x, 3, 2, 1, count_include_pad=False),
     'max_pool2d_k3_s2_p1': lambda x, t, ids: F.max_pool2d(x, 3, 2, 1),
+    'max_pool2d_k2': lambda x, t, ids: F.max_pool2d(x, 2),
     'max_pool2d_k2x3_dilation2x1': lambda x, t, ids: F.max_pool2d(x, (2, 3), dilation=(2, 1)),
     'avg_pool2d_k3x2_s2x1_p1x1_counted': lambda x, t, ids: F.avg_pool2d(x, (3, 2), (2, 1), (1, 1)),
     'avg_pool2d_k3_s2_p1_uncounted': lambda x, t, ids: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
     'adaptive_avg_pool2d_2x3': lambda x, t, ids: F.adaptive_avg_pool2d(x, (2, 3)),
+    'adaptive_avg_pool2d_3x4_uneven': lambda x, t, ids: F.adaptive_avg_pool2d(x, (3, 4)),
 }
 
 

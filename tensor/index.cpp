@@ -15,8 +15,8 @@ Tensor checked_index(std::string_view op, const Tensor& x, int dim, const Tensor
   if (index.rank() != 1) throw ShapeError(op, "the index must be 1-D, got shape " + index.shape().str());
   const Tensor c = index.contiguous();
   const int64_t* p = c.data_ptr<const int64_t>();
-  const int64_t size = x.shape()[dim];
-  for (int64_t i = 0; i < c.numel(); ++i) {
+  const int64_t size = x.shape()[dim], count = c.numel();
+  for (int64_t i = 0; i < count; ++i) {
     if (p[i] < 0 || p[i] >= size) {
       throw IndexError(op, "index " + std::to_string(p[i]) + " is out of range for dimension " +
                                std::to_string(dim) + " of size " + std::to_string(size));

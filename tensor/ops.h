@@ -2,6 +2,7 @@
 #pragma once
 
 #include "minigrad/tensor/attention.h"
+#include "minigrad/tensor/batch_norm.h"
 #include "minigrad/tensor/data.h"
 #include "minigrad/tensor/elementwise.h"
 #include "minigrad/tensor/index.h"
@@ -9,6 +10,7 @@
 #include "minigrad/tensor/loss.h"
 #include "minigrad/tensor/map.h"
 #include "minigrad/tensor/matmul.h"
+#include "minigrad/tensor/pooling.h"
 #include "minigrad/tensor/random.h"
 #include "minigrad/tensor/reduce.h"
 #include "minigrad/tensor/row_sparse.h"

@@ -96,20 +96,47 @@ bool better(T v, T best) {
 // The extreme value and its index along one dimension; either output pointer may be null.
 template <Extreme E, typename T>
 void extreme_kernel(const T* x, T* values, int64_t* indices, const Reduction& r) {
+  if (r.inner == 1) {
+    // Each output looks along one contiguous row.
+    parallel_for(r.outer, r.size, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const T* row = x + o * r.size;
+        T best = row[0];
+        int64_t arg = 0;
+        for (int64_t k = 1; k < r.size; ++k) {
+          if (better<E>(row[k], best)) {
+            best = row[k];
+            arg = k;
+          }
+        }
+        if (values) values[o] = best;
+        if (indices) indices[o] = arg;
+      }
+    });
+    return;
+  }
+  // Each output column (o, i) looks at `size` values `inner` apart: a block of columns is walked together,
+  // row by row, so that the innermost loop reads contiguous memory and has no branch.
   parallel_for(r.outer * r.inner, r.size, [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      const int64_t o = p / r.inner, i = p % r.inner;
-      const T* column = x + o * r.size * r.inner + i;
-      T best = column[0];
-      int64_t arg = 0;
+    std::vector<T> best;
+    std::vector<int64_t> arg;
+    for (int64_t p = begin; p < end;) {
+      const int64_t o = p / r.inner, i0 = p % r.inner, i1 = std::min(r.inner, i0 + (end - p));
+      const int64_t width = i1 - i0;
+      const T* first = x + o * r.size * r.inner + i0;
+      best.assign(first, first + width);
+      arg.assign(static_cast<size_t>(width), 0);
       for (int64_t k = 1; k < r.size; ++k) {
-        if (better<E>(column[k * r.inner], best)) {
-          best = column[k * r.inner];
-          arg = k;
+        const T* row = first + k * r.inner;
+        for (int64_t i = 0; i < width; ++i) {
+          const bool take = better<E>(row[i], best[i]);
+          best[i] = take ? row[i] : best[i];
+          arg[i] = take ? k : arg[i];
         }
       }
-      if (values) values[p] = best;
-      if (indices) indices[p] = arg;
+      if (values) std::copy(best.begin(), best.end(), values + p);
+      if (indices) std::copy(arg.begin(), arg.end(), indices + p);
+      p += width;
     }
   });
 }
@@ -154,10 +181,20 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
   if (ds.back() - ds.front() + 1 == static_cast<int>(ds.size())) {
     return sum_range(x, ds.front(), ds.back(), keepdim);  // adjacent dims: one pass
   }
-  // Otherwise one dim at a time, from the last so that earlier indices stay valid.
+  // Otherwise one run of adjacent dims at a time, from the last so that earlier indices stay valid (and
+  // the first pass, over the innermost run, shrinks the tensor the most).
   Tensor out = x;
-  for (auto it = ds.rbegin(); it != ds.rend(); ++it) out = sum_range(out, *it, *it, keepdim);
-  return out;
+  for (size_t last = ds.size(); last > 0;) {
+    size_t first = last - 1;
+    while (first > 0 && ds[first - 1] + 1 == ds[first]) --first;
+    out = sum_range(out, ds[first], ds[last - 1], /*keepdim=*/true);
+    last = first;
+  }
+  if (keepdim) return out;
+  Shape kept;
+  for (int d = 0; d < x.rank(); ++d)
+    if (!std::binary_search(ds.begin(), ds.end(), d)) kept.push_back(x.shape()[d]);
+  return out.reshape(kept);
 }
 
 Tensor sum(const Tensor& x) {

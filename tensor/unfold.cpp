@@ -148,18 +148,36 @@ Tensor unfold2d(const Tensor& x, const Conv2dGeometry& g) {
   const int64_t ho = std::max<int64_t>(g.height.out_length(h), 0),
                 wo = std::max<int64_t>(g.width.out_length(w), 0);
   const int64_t rows = c * g.height.kernel * g.width.kernel;
-  Tensor cols = Tensor::zeros({n, rows, ho * wo}, x.dtype());
-  if (ho * wo == 0) return cols;
+  // Every entry is written once, the padding's zeros included: no zero-filling pass first.
+  Tensor cols = Tensor::empty({n, rows, ho * wo}, x.dtype());
+  if (ho * wo == 0 || n * rows == 0) return cols;
+  const Conv1dGeometry &gh = g.height, &gw = g.width;
   dispatch_float(x.dtype(), "unfold2d", [&]<typename T>() {
     const T* px = xc.data_ptr<const T>();
     T* pc = cols.data_ptr<T>();
-    parallel_for(n, rows * ho * wo, [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) {
-        const T* xb = px + b * c * h * w;  // (C, H·W)
-        T* cb = pc + b * rows * ho * wo;   // (C·KH·KW, H_out·W_out)
-        for_each_window_pixel(c, h, w, ho, wo, g, [&](int64_t r, int64_t o, int64_t ch, int64_t i) {
-          cb[r * ho * wo + o] = xb[ch * h * w + i];
-        });
+    // One item per column row (b, r), r = (ch·KH + kh)·KW + kw: H_out runs of W_out entries.
+    parallel_for(n * rows, ho * wo, [&](int64_t begin, int64_t end) {
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t b = item / rows, r = item % rows;
+        const int64_t ch = r / (gh.kernel * gw.kernel), kh = r / gw.kernel % gh.kernel, kw = r % gw.kernel;
+        const T* plane = px + (b * c + ch) * h * w;  // (H, W)
+        T* out = pc + item * ho * wo;                // (H_out, W_out)
+        const int64_t shift_h = kh * gh.dilation - gh.pad_left, shift_w = kw * gw.dilation - gw.pad_left;
+        // The output columns whose input column ow·stride + shift_w is inside [0, width)
+        int64_t ow_begin = 0, ow_end = wo;
+        while (ow_begin < wo && ow_begin * gw.stride + shift_w < 0) ++ow_begin;
+        while (ow_end > ow_begin && (ow_end - 1) * gw.stride + shift_w >= w) --ow_end;
+        for (int64_t oh = 0; oh < ho; ++oh, out += wo) {
+          const int64_t ih = oh * gh.stride + shift_h;
+          if (ih < 0 || ih >= h) {
+            std::fill(out, out + wo, T(0));
+            continue;
+          }
+          const T* row = plane + ih * w;
+          std::fill(out, out + ow_begin, T(0));
+          for (int64_t ow = ow_begin; ow < ow_end; ++ow) out[ow] = row[ow * gw.stride + shift_w];
+          std::fill(out + ow_end, out + wo, T(0));
+        }
       }
     });
   });

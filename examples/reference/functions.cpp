@@ -162,6 +162,11 @@ std::vector<Case> cases() {
          return x_only({2, 3, 7, 6});
        },
        [](const Inputs& in) { return max_pool2d(in.x, {.kernel_size = 3, .stride = 2, .padding = 1}); }},
+      {"max_pool2d_k2",  // MaxPool2d(2): a kernel of its own (tensor/pooling.cpp); an odd height too
+       [] {
+         return x_only({2, 3, 7, 6});
+       },
+       [](const Inputs& in) { return max_pool2d(in.x, {.kernel_size = 2}); }},
       {"max_pool2d_k2x3_dilation2x1",
        [] {
          return x_only({1, 2, 7, 6});
@@ -189,6 +194,13 @@ std::vector<Case> cases() {
        },
        [](const Inputs& in) {
          return adaptive_avg_pool2d(in.x, {2, 3});
+       }},
+      {"adaptive_avg_pool2d_3x4_uneven",  // bins that overlap: 3 of 5 rows, 4 of 7 columns
+       [] {
+         return x_only({2, 3, 5, 7});
+       },
+       [](const Inputs& in) {
+         return adaptive_avg_pool2d(in.x, {3, 4});
        }},
   };
 }

@@ -245,13 +245,14 @@ std::vector<GradcheckCase> build() {
                avg_pool1d(x[0], {.kernel_size = 3, .stride = 2, .padding = 1, .count_include_pad = false});
       });
   add_case(
-      "max_pool2d (kernel 3, stride 2, padding 1; kernel 2x3, dilation (2, 1))",
+      "max_pool2d (kernel 3, stride 2, padding 1; kernel 2x3, dilation (2, 1); kernel 2, its own kernel)",
       [](Generator& g) {
         return Inputs{normal(g, {2, 2, size_in(g, 5, 7), 6})};
       },
       [](In x) {
         return sum(max_pool2d(x[0], {.kernel_size = 3, .stride = 2, .padding = 1}), {2, 3}) +
-               sum(max_pool2d(x[0], {.kernel_size = {2, 3}, .dilation = {2, 1}}), {2, 3});
+               sum(max_pool2d(x[0], {.kernel_size = {2, 3}, .dilation = {2, 1}}), {2, 3}) +
+               sum(max_pool2d(x[0], {.kernel_size = 2}), {2, 3});
       });
   add_case(
       "avg_pool2d (kernel 3x2, stride (2, 1), padding 1, with and without the padding counted)",
@@ -265,12 +266,13 @@ std::vector<GradcheckCase> build() {
         return avg_pool2d(x[0], counted) + avg_pool2d(x[0], uncounted);
       });
   add_case(
-      "adaptive_avg_pool2d (to 2x1, and global)",
+      "adaptive_avg_pool2d (to 2x1, to 3x2 in overlapping bins, and global)",
       [](Generator& g) {
         return Inputs{normal(g, {2, 3, 4, size_in(g, 2, 5)})};
       },
       [](In x) {
-        return sum(adaptive_avg_pool2d(x[0], {2, 1}), {2}) + reshape(adaptive_avg_pool2d(x[0], 1), {2, 3, 1});
+        return sum(adaptive_avg_pool2d(x[0], {2, 1}), {2}) + sum(adaptive_avg_pool2d(x[0], {3, 2}), {2}) +
+               reshape(adaptive_avg_pool2d(x[0], 1), {2, 3, 1});
       });
   add_case(
       "max_over_time and mean_over_time (valid lengths 3 and 5)",

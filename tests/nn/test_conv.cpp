@@ -200,12 +200,21 @@ BOOST_AUTO_TEST_CASE(pooling_over_images_gives_pytorchs_values_and_passes_nan) {
   Tensor with_nan = x.clone();
   with_nan.select(2, 0).select(2, 1).fill_(nan);
   expect_equal(MaxPool2d({.kernel_size = 2}).forward(Variable(with_nan)).data(), {nan, 8, 14, 16});
+  // The general kernel (a 3×3 window) passes the NaN too, and each window's gradient goes to its maximum.
+  expect_equal(MaxPool2d({.kernel_size = 3}).forward(Variable(with_nan)).data(), {nan});
+  const Variable leaf(x, true);
+  sum(MaxPool2d({.kernel_size = 2}).forward(leaf)).backward();
+  expect_equal(leaf.grad(), {0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1});
   expect_equal(AvgPool2d({.kernel_size = 3, .stride = 1, .padding = 1, .count_include_pad = false})
                    .forward(Variable(x))
                    .data(),
                {3.5, 4, 5, 5.5, 5.5, 6, 7, 7.5, 9.5, 10, 11, 11.5, 11.5, 12, 13, 13.5});
   expect_equal(AdaptiveAvgPool2d(1).forward(Variable(x)).data(), {8.5});
   BOOST_TEST(AdaptiveAvgPool2d({2, 1}).forward(Variable(x)).shape() == Shape({1, 1, 2, 1}));
+  // 3×3 bins of a 4×4 image overlap: rows (and columns) {0, 1}, {1, 2}, {2, 3}; x[r][c] = 4r + c + 1, so
+  // bin (i, j) averages to 4·(i + 0.5) + (j + 0.5) + 1.
+  expect_equal(AdaptiveAvgPool2d(3).forward(Variable(x)).data(),
+               {3.5, 4.5, 5.5, 7.5, 8.5, 9.5, 11.5, 12.5, 13.5});
 }
 
 BOOST_AUTO_TEST_CASE(pooling_layers_print_as_pytorchs_and_refuse_bad_windows) {
@@ -260,10 +269,20 @@ BOOST_AUTO_TEST_CASE(pooling_layers_print_as_pytorchs_and_refuse_bad_windows) {
       "conv2d: padding 'same' replaces the padding, got padding 1 too");
   expect_error<ValueError>(
       [&] {
-        adaptive_avg_pool2d(x, {3, 1});
+        adaptive_avg_pool2d(x, {0, 1});
       },
-      "adaptive_avg_pool2d: an output of 3×1 needs a positive size that divides the "
-      "input's; input [1,2,4,5]");
+      "adaptive_avg_pool2d: the output size must be positive, got 0×1");
+  // Refused when the layer is made, as PyTorch's constructor does, not at the first forward.
+  expect_error<ValueError>(
+      [] {
+        Conv2d(
+            {.in_channels = 1, .out_channels = 1, .kernel_size = 3, .stride = {1, 2}, .padding_same = true});
+      },
+      "Conv2d: padding 'same' needs stride 1, got stride 2");
+  expect_error<ValueError>(
+      [] { Conv1d({.in_channels = 1, .out_channels = 1, .kernel_size = 3, .padding = -1}); },
+      "Conv1d: stride and dilation must be positive and padding non-negative, got stride 1, "
+      "padding -1, dilation 1");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
