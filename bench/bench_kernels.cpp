@@ -4,8 +4,8 @@
 //                tall, thin products of a Transformer training step
 //   bandwidth    GB/s of softmax, layer norm and add on 1M+ float32 elements vs a plain memcpy
 //   autograd     ns per tiny op to record it and back-propagate through it, vs the same ops without a graph
-//   conv         GFLOP/s of conv1d's forward, and forward with backward, vs one cblas_sgemm of the same
-//                multiply-adds (the sgemm peak for that shape)
+//   conv         GFLOP/s of conv1d's and conv2d's forward, and forward with backward, vs one cblas_sgemm of
+//                the same multiply-adds (the sgemm peak for that shape); conv2d also vs the n = 1024 peak
 //   embedding    one training step of a 65,536 x 64 table looked up 4,096 times: the row-sparse gradient
 //                (sparse = true) vs the dense one, with SGD and with SparseAdam vs Adam
 //
@@ -231,6 +231,65 @@ void bench_conv(double batch_seconds, int rounds) {
               flops / t_gemm2 / 1e9, 100 * 3 * t_gemm2 / t_step);
 }
 
+// The typical Conv2d of a small image model (issue 41's): batch 64, 32 -> 64 channels, 14×14, 3×3, padding
+// 1. Against two references in the same run: one sgemm of the same multiply-adds and shape as the
+// convolution's product (weight (64, 288) by the columns (288, 64·196)), and the square n = 1024 sgemm,
+// the machine's peak.
+void bench_conv2d(double batch_seconds, int rounds) {
+  const int64_t n = 64, c_in = 32, c_out = 64, size = 14, kernel = 3;
+  std::printf(
+      "\nconv2d, float32, input (%lld, %lld, %lld, %lld), weight (%lld, %lld, %lld, %lld), padding 1\n",
+      static_cast<long long>(n), static_cast<long long>(c_in), static_cast<long long>(size),
+      static_cast<long long>(size), static_cast<long long>(c_out), static_cast<long long>(c_in),
+      static_cast<long long>(kernel), static_cast<long long>(kernel));
+  std::printf("%-34s %16s %16s %10s %16s %10s\n", "pass", "minigrad GFLOP/s", "same-shape sgemm", "of it",
+              "n=1024 sgemm", "of it");
+  Generator g(5);
+  const Variable x(Tensor::normal({n, c_in, size, size}, 0, 1, DType::Float32, &g), true);
+  const Variable w(Tensor::normal({c_out, c_in, kernel, kernel}, 0, 0.05, DType::Float32, &g), true);
+  const Tensor upstream = Tensor::normal({n, c_out, size, size}, 0, 1, DType::Float32, &g);
+  const int64_t m = c_out, k = c_in * kernel * kernel, cols = n * size * size;
+  const Tensor a = Tensor::normal({m, k}, 0, 1, DType::Float32, &g);
+  const Tensor b = Tensor::normal({k, cols}, 0, 1, DType::Float32, &g);
+  std::vector<float> out(static_cast<size_t>(m * cols));
+  auto same_shape = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, cols, k, 1.0f, a.data_ptr<const float>(), k,
+                b.data_ptr<const float>(), cols, 0.0f, out.data(), cols);
+  };
+  const int64_t big = 1024;
+  const Tensor sa = Tensor::normal({big, big}, 0, 1, DType::Float32, &g);
+  const Tensor sb = Tensor::normal({big, big}, 0, 1, DType::Float32, &g);
+  std::vector<float> sc(static_cast<size_t>(big * big));
+  auto square = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, big, big, big, 1.0f, sa.data_ptr<const float>(),
+                big, sb.data_ptr<const float>(), big, 0.0f, sc.data(), big);
+  };
+  const double flops = 2.0 * m * k * cols, peak_flops = 2.0 * big * big * big;
+  auto row = [&](const char* pass, const std::function<void()>& f, double multiple) {
+    const auto [t_conv, t_gemm] = interleaved(f, same_shape, batch_seconds, rounds);
+    const auto [t_conv2, t_peak] = interleaved(f, square, batch_seconds, rounds);
+    const double rate = multiple * flops / std::max(t_conv, t_conv2) / 1e9;  // the slower of the two
+    const double gemm_rate = flops / t_gemm / 1e9, peak_rate = peak_flops / t_peak / 1e9;
+    std::printf("%-34s %16.1f %16.1f %9.0f%% %16.1f %9.0f%%\n", pass, rate, gemm_rate, 100 * rate / gemm_rate,
+                peak_rate, 100 * rate / peak_rate);
+  };
+  row(
+      "forward",
+      [&] {
+        NoGradGuard no_grad;
+        Variable y = conv2d(x, w, Variable(), {.padding = 1});
+      },
+      1);
+  row(
+      "forward + backward (3x the FLOPs)",
+      [&] {
+        x.zero_grad();
+        w.zero_grad();
+        conv2d(x, w, Variable(), {.padding = 1}).backward(upstream);
+      },
+      3);
+}
+
 // A table of 65,536 rows of 64 floats (the sentiment model's bigram table) looked up by 4,096 random ids
 // (about 3,970 distinct rows): one step is zero_grad, the lookup, backward, clip_grad_norm_ and the
 // optimizer's step. The dense gradient is the whole 16 MB table at each of those; the row-sparse one is
@@ -301,7 +360,10 @@ int main(int argc, char** argv) {
   }
   if (all || bandwidth_only) bench_bandwidth(batch_seconds, rounds);
   if (all || autograd_only) bench_autograd(batch_seconds, rounds);
-  if (all || conv_only) bench_conv(batch_seconds, rounds);
+  if (all || conv_only) {
+    bench_conv(batch_seconds, rounds);
+    bench_conv2d(batch_seconds, rounds);
+  }
   if (all || embedding_only) bench_embedding(batch_seconds, rounds);
   return 0;
 }

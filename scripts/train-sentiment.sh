@@ -104,6 +104,7 @@ else
   fi
 fi
 
+source scripts/openblas-env.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build/release -j "$(nproc)" --target minigrad-sentiment
 program=build/release/examples/minigrad-sentiment

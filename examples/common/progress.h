@@ -14,6 +14,7 @@
 #include <deque>
 #include <ostream>
 #include <string>
+#include <utility>
 
 namespace examples {
 
@@ -29,11 +30,17 @@ class Progress {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Progress(std::ostream& out, bool interactive, int64_t total_steps)
-      : out_(out), interactive_(interactive), total_(total_steps), start_(Clock::now()), last_(start_) {}
+  // `unit`: what the rate counts ("tokens", "images").
+  Progress(std::ostream& out, bool interactive, int64_t total_steps, std::string unit = "tokens")
+      : out_(out),
+        interactive_(interactive),
+        total_(total_steps),
+        unit_(std::move(unit)),
+        start_(Clock::now()),
+        last_(start_) {}
 
-  // `stats`: what the caller measures (loss, accuracy, ...); tokens: processed so far, for the rate.
-  void update(int64_t step, const std::string& stats, double tokens) {
+  // `stats`: what the caller measures (loss, accuracy, ...); done: units processed so far, for the rate.
+  void update(int64_t step, const std::string& stats, double done) {
     const auto now = Clock::now();
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     const bool last_step = step == total_;
@@ -43,9 +50,9 @@ class Progress {
     const double eta =
         step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total_ - step) : 0;
     char line[300];
-    std::snprintf(line, sizeof line, "step %lld/%lld  %s  %.0f tokens/s  ETA %s",
-                  static_cast<long long>(step), static_cast<long long>(total_), stats.c_str(),
-                  tokens / std::max(elapsed, 1e-9), clock_text(eta).c_str());
+    std::snprintf(line, sizeof line, "step %lld/%lld  %s  %.0f %s/s  ETA %s", static_cast<long long>(step),
+                  static_cast<long long>(total_), stats.c_str(), done / std::max(elapsed, 1e-9),
+                  unit_.c_str(), clock_text(eta).c_str());
     if (interactive_) {
       constexpr int kWidth = 24;
       const int filled = static_cast<int>(kWidth * step / std::max<int64_t>(total_, 1));
@@ -68,6 +75,7 @@ class Progress {
   std::ostream& out_;
   bool interactive_;
   int64_t total_;
+  std::string unit_;
   Clock::time_point start_, last_;
 };
 

@@ -1,5 +1,6 @@
 // Reading Fashion-MNIST's IDX files: the values of a small file written here, and an error naming the
-// file and what is wrong for a missing, corrupted or truncated one.
+// file and what is wrong for a missing, corrupted or truncated one. The same for the PGM images the
+// example's predict reads.
 #define BOOST_TEST_MODULE minigrad images
 #include <zlib.h>
 #include <boost/test/unit_test.hpp>
@@ -9,6 +10,7 @@
 #include <fstream>
 
 #include "examples/images/idx.h"
+#include "examples/images/pgm.h"
 #include "test_helpers.h"
 
 using namespace minigrad;
@@ -112,4 +114,35 @@ BOOST_AUTO_TEST_CASE(a_bad_file_is_named_with_what_is_wrong) {
   std::ofstream(scratch.path("cut.gz"), std::ios::binary) << whole.substr(0, whole.size() / 2);
   expect_error_containing<Error>([&] { images::read_idx_images(scratch.path("cut.gz")); },
                                  scratch.path("cut.gz") + ": not a valid gzip stream");
+}
+
+BOOST_AUTO_TEST_CASE(pgm_images_round_trip_and_bad_ones_are_named) {
+  Scratch scratch;
+  // Written, then read back: 8-bit values, so each pixel comes back within half a step of 1/255.
+  const Tensor image = Tensor::from_vector(std::vector<float>{0.0f, 0.25f, 0.5f, 1.0f, 0.75f, 0.1f}, {2, 3});
+  images::write_pgm(scratch.path("a.pgm"), image);
+  BOOST_TEST(read_file(scratch.path("a.pgm")).substr(0, 11) == "P5\n3 2\n255\n");
+  const Tensor back = images::read_pgm(scratch.path("a.pgm"));
+  BOOST_TEST(back.shape() == (Shape{2, 3}));
+  const std::vector<float> a = image.to_vector<float>(), b = back.to_vector<float>();
+  for (size_t i = 0; i < a.size(); ++i) BOOST_TEST(std::abs(a[i] - b[i]) <= 0.5f / 255 + 1e-6f);
+  // The plain form, with a comment and a maxval of 4.
+  std::ofstream(scratch.path("plain.pgm")) << "P2\n# a comment\n2 1\n4\n1 4\n";
+  BOOST_TEST(
+      images::read_pgm(scratch.path("plain.pgm")).to_vector<float>() == (std::vector<float>{0.25f, 1.0f}),
+      boost::test_tools::per_element());
+
+  std::ofstream(scratch.path("png.pgm")) << "\x89PNG\r\n";
+  expect_error<Error>(
+      [&] { images::read_pgm(scratch.path("png.pgm")); },
+      "read_pgm: " + scratch.path("png.pgm") + ": not a PGM image (it starts with neither P5 nor P2)");
+  std::ofstream(scratch.path("short.pgm")) << "P5\n3 2\n255\nabc";
+  expect_error<Error>(
+      [&] { images::read_pgm(scratch.path("short.pgm")); },
+      "read_pgm: " + scratch.path("short.pgm") + ": 3 bytes of pixels, the header promises 6 (truncated)");
+  std::ofstream(scratch.path("big.pgm")) << "P2\n2 1\n4\n1 5\n";
+  expect_error<Error>([&] { images::read_pgm(scratch.path("big.pgm")); },
+                      "read_pgm: " + scratch.path("big.pgm") + ": pixel 1 is missing or not in 0..4");
+  expect_error<Error>([&] { images::read_pgm(scratch.path("none.pgm")); },
+                      "read_pgm: " + scratch.path("none.pgm") + ": cannot open the file");
 }

@@ -8,9 +8,8 @@ set -u
 bin=$1
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# shellcheck source=tests/cli_checks.sh
+source "$(dirname "$0")/../cli_checks.sh"
 
 # A tiny dataset in the aclImdb layout: "great" reviews are positive, "awful" ones negative.
 words=(the movie plot actor scene was a and it story)
@@ -30,22 +29,6 @@ printf 'a great film\t1\nawful, awful\t0\n' >"$tmp/sentences.tsv"
 touch "$tmp/file"
 export MINIGRAD_NUM_THREADS=1
 small=(--hiddens 16 --heads 2 --ffn 32 --batch-size 16 --ngram-buckets 64 --validation 8)
-
-# expect_failure NAME EXPECTED-TEXT COMMAND...: exits non-zero and says EXPECTED-TEXT.
-expect_failure() {
-  local name=$1 expected=$2
-  shift 2
-  local out status
-  out=$("$@" 2>&1)
-  status=$?
-  if [ $status -eq 0 ]; then
-    bad "$name: exited 0"
-  elif ! grep -qF -- "$expected" <<<"$out"; then
-    bad "$name: expected '$expected' in: $out"
-  else
-    ok
-  fi
-}
 
 # --out that cannot be written: found before the data is read (the data folder does not even exist).
 expect_failure "unwritable --out" "cannot create the folder $tmp/file" \
