@@ -265,8 +265,8 @@ struct AvgPool2dOptions {
 Variable avg_pool2d(const Variable& x, const AvgPool2dOptions& options);
 // PyTorch's F.adaptive_avg_pool2d: the mean of each of output_size.h × output_size.w bins -> (N, C,
 // output_size.h, output_size.w); along an axis of n positions, bin i covers [⌊i·n/out⌋, ⌈(i+1)·n/out⌉), so
-// the bins are equal tiles when out divides n and overlap by a position otherwise. {1, 1} is global
-// average pooling.
+// the bins are equal tiles when out divides n; otherwise their sizes differ by one and neighbours may
+// share a position. {1, 1} is global average pooling.
 Variable adaptive_avg_pool2d(const Variable& x, Size2d output_size);
 
 // ---- neural-network functions ----

@@ -1,9 +1,9 @@
 // Pooling over the time axis of (N, C, L): max and average pooling in windows, and the max or mean over each
 // sequence's valid positions; and over images (N, C, H, W): max and average pooling in windows. All are
-// compositions of differentiable ops (unfold1d and unfold2d, concat, max, sum, masked_fill, and for
-// max_pool2d a lookup at the maxima that tensor/pooling.h finds, for adaptive_avg_pool2d two products),
-// so their gradients come from those ops: a window's or a sequence's gradient goes to the position of its
-// maximum, or is shared evenly by its valid positions.
+// compositions of differentiable ops (unfold1d and unfold2d, slice, concat, max, sum, mean, masked_fill,
+// and for max_pool2d a lookup at the maxima that tensor/pooling.h finds), so their gradients come from those
+// ops: a window's or a sequence's gradient goes to the position of its maximum, or is shared evenly by its
+// valid positions.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -140,16 +140,17 @@ Variable avg_pool2d(const Variable& x, const AvgPool2dOptions& options) {
 
 namespace {
 
-// The (out, in) matrix whose row i averages the positions [⌊i·in/out⌋, ⌈(i+1)·in/out⌉): PyTorch's adaptive
-// bins along one axis, which overlap when out does not divide in.
-Tensor adaptive_bins(int64_t in, int64_t out, DType dtype) {
-  std::vector<double> weights(static_cast<size_t>(out * in), 0.0);
+// The means of PyTorch's adaptive bins along one axis of x: bin i covers [⌊i·n/out⌋, ⌈(i+1)·n/out⌉) of
+// the axis's n positions. Each bin is a slice and its mean, so a NaN reaches only the bins that hold it.
+Variable adaptive_means(const Variable& x, int64_t dim, int64_t out) {
+  const int64_t n = x.shape()[dim];
+  std::vector<Variable> bins;
+  bins.reserve(static_cast<size_t>(out));
   for (int64_t i = 0; i < out; ++i) {
-    const int64_t start = i * in / out, end = ((i + 1) * in + out - 1) / out;
-    for (int64_t j = start; j < end; ++j)
-      weights[static_cast<size_t>(i * in + j)] = 1.0 / static_cast<double>(end - start);
+    const int64_t start = i * n / out, end = ((i + 1) * n + out - 1) / out;
+    bins.push_back(mean(slice(x, dim, start, end), {dim}, /*keepdim=*/true));
   }
-  return Tensor::from_values(weights, {out, in}, dtype);
+  return concat(bins, dim);
 }
 
 }  // namespace
@@ -161,11 +162,20 @@ Variable adaptive_avg_pool2d(const Variable& x, Size2d output_size) {
                                                 std::to_string(output_size.h) + "×" +
                                                 std::to_string(output_size.w));
   }
-  // A bin is a rectangle, so its mean is a mean over rows of means over columns: rows (out_h, H) · x ·
-  // cols (W, out_w), two products that broadcast over (N, C).
-  const Variable rows(adaptive_bins(x.shape()[2], output_size.h, x.dtype()));
-  const Variable cols(adaptive_bins(x.shape()[3], output_size.w, x.dtype()).transpose(0, 1));
-  return matmul(matmul(rows, x), cols);  // (N, C, out_h, out_w)
+  const int64_t height = x.shape()[2], width = x.shape()[3];
+  if (height == 0 || width == 0) {
+    throw ShapeError("adaptive_avg_pool2d", "has no pixels to average in an input of shape " +
+                                                x.shape().str() + " (expected H and W of at least 1)");
+  }
+  if (output_size == Size2d(1)) return mean(x, {2, 3}, /*keepdim=*/true);  // global average pooling
+  // Equal tiles when the output size divides the input's: an average pool with the tile as its window.
+  if (height % output_size.h == 0 && width % output_size.w == 0) {
+    const Size2d tile{height / output_size.h, width / output_size.w};
+    return avg_pool2d(x, {.kernel_size = tile});
+  }
+  // Otherwise bins of two sizes that may overlap: a bin is a rectangle, so its mean is the mean over its
+  // rows of the means over its columns.
+  return adaptive_means(adaptive_means(x, 2, output_size.h), 3, output_size.w);  // (N, C, out_h, out_w)
 }
 
 namespace {

@@ -43,6 +43,8 @@ versus_pytorch() {
   echo "BLAS for both: $blas_dir (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-its own choice}); rounds: $rounds; about ${seconds} s of timing per run"
   local results
   results=$(mktemp)
+  # shellcheck disable=SC2064  # the path now: $results is local to this function
+  trap "rm -f '$results'" EXIT  # also when a run fails or the benchmark is stopped
   for round in $(seq 1 "$rounds"); do
     for c in $configs; do
       for t in $thread_counts; do

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "minigrad/tensor/map.h"
@@ -14,7 +15,8 @@ namespace minigrad {
 namespace {
 
 // The flat index (ih·W + iw) of the first pixel that output (oh, ow)'s window covers.
-int32_t first_covered(const Conv2dGeometry& g, int64_t oh, int64_t ow, int64_t h, int64_t w) {
+int32_t first_covered(const Conv2dGeometry& g, int64_t oh, int64_t ow, const Shape& shape) {
+  const int64_t h = shape[2], w = shape[3];
   for (int64_t kh = 0; kh < g.height.kernel; ++kh) {
     const int64_t ih = oh * g.height.stride + kh * g.height.dilation - g.height.pad_left;
     for (int64_t kw = 0; kw < g.width.kernel && ih >= 0 && ih < h; ++kw) {
@@ -22,8 +24,13 @@ int32_t first_covered(const Conv2dGeometry& g, int64_t oh, int64_t ow, int64_t h
       if (iw >= 0 && iw < w) return static_cast<int32_t>(ih * w + iw);
     }
   }
-  throw ShapeError("max_pool2d",
-                   "a window covers no pixel of an image of " + std::to_string(h) + "×" + std::to_string(w));
+  const auto pair = [](int64_t a, int64_t b) { return std::to_string(a) + "×" + std::to_string(b); };
+  throw ShapeError("max_pool2d", "the window of output (" + std::to_string(oh) + ", " + std::to_string(ow) +
+                                     ") covers only padding in an input of shape " + shape.str() +
+                                     " (kernel " + pair(g.height.kernel, g.width.kernel) + ", stride " +
+                                     pair(g.height.stride, g.width.stride) + ", padding " +
+                                     pair(g.height.pad_left, g.width.pad_left) + ", dilation " +
+                                     pair(g.height.dilation, g.width.dilation) + ")");
 }
 
 // MaxPool2d(2), nearly every CNN's: each window of plane p is two pixels of two rows, all inside the
@@ -36,15 +43,16 @@ void argmax_2x2(const T* x, int64_t* out, int64_t p, int64_t h, int64_t w, int64
     int64_t* out_row = out + (p * ho + oh) * wo;
     const int64_t first = p * h * w + 2 * oh * w;  // flat index of the window row's first pixel
     for (int64_t ow = 0; ow < wo; ++ow) {
-      // The four in reading order; a later one wins only if greater, or NaN over a number. Written as
-      // selects over a small array, which GCC vectorizes (as ifs, it keeps the branches).
+      // The four in reading order; a later one wins if greater or NaN, as in PyTorch's CPU kernel (of
+      // equal values the first wins, of NaNs the last). Written as selects over a small array, which GCC
+      // vectorizes (as ifs, it keeps the branches).
       T best = top[2 * ow];
       int64_t at = first + 2 * ow;
       const T others[3] = {top[2 * ow + 1], bottom[2 * ow], bottom[2 * ow + 1]};
       const int64_t offsets[3] = {1, w, w + 1};
       for (int k = 0; k < 3; ++k) {
         const T v = others[k];
-        const bool take = v > best || (v != v && best == best);
+        const bool take = v > best || v != v;
         best = take ? v : best;
         at = take ? first + 2 * ow + offsets[k] : at;
       }
@@ -57,6 +65,8 @@ void argmax_2x2(const T* x, int64_t* out, int64_t p, int64_t h, int64_t w, int64
 
 Tensor max_pool2d_argmax(const Tensor& x, const Conv2dGeometry& g) {
   if (x.rank() != 4) throw ShapeError("max_pool2d", "expects (N, C, H, W), got " + x.shape().str());
+  check_window("max_pool2d", g.height, x.shape()[2]);
+  check_window("max_pool2d", g.width, x.shape()[3]);
   const Tensor xc = x.contiguous();
   const int64_t planes = x.shape()[0] * x.shape()[1], h = x.shape()[2], w = x.shape()[3];
   const int64_t ho = std::max<int64_t>(g.height.out_length(h), 0),
@@ -103,7 +113,7 @@ Tensor max_pool2d_argmax(const Tensor& x, const Conv2dGeometry& g) {
 #pragma omp simd
               for (int64_t ow = ow_begin; ow < ow_end; ++ow) {
                 const T v = row[ow * stride + shift], b = best_row[ow];
-                const bool take = (v > b) | ((v != v) & (b == b));
+                const bool take = (v > b) | (v != v);
                 best_row[ow] = take ? v : b;
                 where_row[ow] = take ? base + static_cast<int32_t>(ow * stride) : where_row[ow];
               }
@@ -112,7 +122,7 @@ Tensor max_pool2d_argmax(const Tensor& x, const Conv2dGeometry& g) {
           int64_t* out_row = out + (p * ho + oh) * wo;
           for (int64_t ow = 0; ow < wo; ++ow) {
             // Every element the window covers is -inf: the first of them, found again.
-            if (where_row[ow] < 0) where_row[ow] = first_covered(g, oh, ow, h, w);
+            if (where_row[ow] < 0) where_row[ow] = first_covered(g, oh, ow, x.shape());
             out_row[ow] = p * h * w + where_row[ow];
           }
         }

@@ -10,8 +10,8 @@ namespace minigrad {
 
 // x (N, C, H, W) -> int64 (N, C, H_out, W_out): the flat index into x (((n·C + c)·H + ih)·W + iw) of each
 // window's maximum. The windows are the geometry's; positions outside the image (its padding) take part
-// in no maximum, and each window must cover at least one pixel. The first of equal values wins and a NaN
-// wins over any number, as PyTorch's.
+// in no maximum, and each window must cover at least one pixel. Of equal values the first wins; a NaN
+// wins over any number, and of several NaNs the last, as in PyTorch's CPU kernel.
 Tensor max_pool2d_argmax(const Tensor& x, const Conv2dGeometry& geometry);
 
 }  // namespace minigrad

@@ -12,18 +12,7 @@ int64_t Conv1dGeometry::out_length(int64_t length) const {
   return (length + pad_left + pad_right - dilation * (kernel - 1) - 1) / stride + 1;
 }
 
-namespace {
-
-// Throws unless the window fits the padded axis of `length` positions (at least one output position).
-void check_fits(std::string_view op, const Conv1dGeometry& g, int64_t length) {
-  const int64_t span = g.dilation * (g.kernel - 1) + 1, padded = length + g.pad_left + g.pad_right;
-  if (span > padded) {
-    throw ShapeError(op, "the kernel spans " + std::to_string(span) +
-                             " positions, more than the padded input's " + std::to_string(padded));
-  }
-}
-
-void check_geometry(std::string_view op, const Conv1dGeometry& g) {
+void check_window(std::string_view op, const Conv1dGeometry& g, int64_t length) {
   if (g.kernel < 1 || g.stride < 1 || g.dilation < 1 || g.pad_left < 0 || g.pad_right < 0) {
     throw ValueError(op,
                      "kernel, stride and dilation must be positive and padding non-negative, got kernel " +
@@ -31,7 +20,14 @@ void check_geometry(std::string_view op, const Conv1dGeometry& g) {
                          std::to_string(g.dilation) + ", padding " + std::to_string(g.pad_left) + " and " +
                          std::to_string(g.pad_right));
   }
+  const int64_t span = g.dilation * (g.kernel - 1) + 1, padded = length + g.pad_left + g.pad_right;
+  if (span > padded) {
+    throw ShapeError(op, "the kernel spans " + std::to_string(span) +
+                             " positions, more than the padded input's " + std::to_string(padded));
+  }
 }
+
+namespace {
 
 // Calls visit(column row r = c·K + k, output position t, input position p) for every window element
 // that falls inside the sequence [0, length).
@@ -52,9 +48,8 @@ void for_each_window_element(int64_t channels, int64_t length, int64_t out_lengt
 }  // namespace
 
 Tensor unfold1d(const Tensor& x, const Conv1dGeometry& g) {
-  check_geometry("unfold1d", g);
   if (x.rank() != 3) throw ShapeError("unfold1d", "expects (N, C, L), got " + x.shape().str());
-  check_fits("unfold1d", g, x.shape()[2]);
+  check_window("unfold1d", g, x.shape()[2]);
   const Tensor xc = x.contiguous();
   const int64_t n = x.shape()[0], c = x.shape()[1], l = x.shape()[2], lo = g.out_length(l);
   Tensor cols = Tensor::zeros({n, c * g.kernel, std::max<int64_t>(lo, 0)}, x.dtype());
@@ -76,8 +71,7 @@ Tensor unfold1d(const Tensor& x, const Conv1dGeometry& g) {
 }
 
 Tensor fold1d(const Tensor& cols, int64_t length, const Conv1dGeometry& g) {
-  check_geometry("fold1d", g);
-  check_fits("fold1d", g, length);
+  check_window("fold1d", g, length);
   if (cols.rank() != 3 || cols.shape()[1] % g.kernel != 0) {
     throw ShapeError("fold1d",
                      "expects (N, C·" + std::to_string(g.kernel) + ", L_out), got " + cols.shape().str());
@@ -138,11 +132,9 @@ void for_each_window_pixel(int64_t channels, int64_t height, int64_t width, int6
 }  // namespace
 
 Tensor unfold2d(const Tensor& x, const Conv2dGeometry& g) {
-  check_geometry("unfold2d", g.height);
-  check_geometry("unfold2d", g.width);
   if (x.rank() != 4) throw ShapeError("unfold2d", "expects (N, C, H, W), got " + x.shape().str());
-  check_fits("unfold2d", g.height, x.shape()[2]);
-  check_fits("unfold2d", g.width, x.shape()[3]);
+  check_window("unfold2d", g.height, x.shape()[2]);
+  check_window("unfold2d", g.width, x.shape()[3]);
   const Tensor xc = x.contiguous();
   const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
   const int64_t ho = std::max<int64_t>(g.height.out_length(h), 0),
@@ -185,10 +177,8 @@ Tensor unfold2d(const Tensor& x, const Conv2dGeometry& g) {
 }
 
 Tensor fold2d(const Tensor& cols, int64_t height, int64_t width, const Conv2dGeometry& g) {
-  check_geometry("fold2d", g.height);
-  check_geometry("fold2d", g.width);
-  check_fits("fold2d", g.height, height);
-  check_fits("fold2d", g.width, width);
+  check_window("fold2d", g.height, height);
+  check_window("fold2d", g.width, width);
   const int64_t window = g.height.kernel * g.width.kernel;
   const int64_t ho = std::max<int64_t>(g.height.out_length(height), 0),
                 wo = std::max<int64_t>(g.width.out_length(width), 0);

@@ -4,6 +4,8 @@
 // other's adjoints, unfold and fold make each other's backward, so derivatives of any order exist.
 #pragma once
 
+#include <string_view>
+
 #include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
@@ -14,6 +16,9 @@ struct Conv1dGeometry {
   int64_t kernel = 1, stride = 1, dilation = 1, pad_left = 0, pad_right = 0;
   int64_t out_length(int64_t length) const;
 };
+// Throws, naming op, unless the geometry is valid (kernel, stride and dilation positive, padding
+// non-negative) and its window fits an axis of `length` positions padded (at least one output position).
+void check_window(std::string_view op, const Conv1dGeometry& geometry, int64_t length);
 // im2col: x (N, C, L) -> cols (N, C·K, L_out), row c·K + k holding offset k of channel c's windows.
 Tensor unfold1d(const Tensor& x, const Conv1dGeometry& geometry);
 // Its adjoint (col2im): each column entry added back onto the position it was read from -> (N, C, length).

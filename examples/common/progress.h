@@ -1,8 +1,9 @@
 // Training progress for the example programs: a bar redrawn in place on a terminal, or a plain line every
 // ten seconds in a log.
 //
-//   Progress progress(std::cout, isatty(STDOUT_FILENO), total_steps);
-//   progress.update(step, "loss 0.4312", tokens_so_far);
+//   Progress progress(std::cout, isatty(STDOUT_FILENO), total_steps);  // counts tokens, or:
+//   Progress progress(std::cout, isatty(STDOUT_FILENO), total_steps, "images");
+//   progress.update(step, "loss 0.4312", units_so_far);
 //   // [#########...............] step 120/300  loss 0.4312  51234 tokens/s  ETA 0:42
 #pragma once
 

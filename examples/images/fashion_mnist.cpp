@@ -84,18 +84,22 @@ std::string architecture(const Config& c) {
 }
 
 struct Images {
-  Tensor x;  // (n, 1, 28, 28) float32, normalised
+  Tensor x;  // (n, 1, 28, 28) float32: pixels in [0, 1] as read, normalised by `normalised`
   Tensor y;  // (n) int64
 };
 
-Images read_split(const fs::path& dir, const std::string& prefix, const Config& config) {
+Images read_split(const fs::path& dir, const std::string& prefix) {
   Tensor x = images::read_idx_images((dir / (prefix + "-images-idx3-ubyte.gz")).string());
   const Tensor y = images::read_idx_labels((dir / (prefix + "-labels-idx1-ubyte.gz")).string());
   if (x.shape()[0] != y.shape()[0]) {
     throw Error("fashion-mnist", dir.string() + ": " + std::to_string(x.shape()[0]) + " " + prefix +
                                      " images but " + std::to_string(y.shape()[0]) + " labels");
   }
-  return {(x - config.pixel_mean) / config.pixel_std, y};
+  return {x, y};
+}
+
+Images normalised(const Images& split, const Config& config) {
+  return {(split.x - config.pixel_mean) / config.pixel_std, split.y};
 }
 
 // Each image of the batch mirrored left to right with probability ½ (a shirt is a shirt either way), and
@@ -162,10 +166,10 @@ int train(const TrainOptions& o, Config config) {
   Generator split_gen(1000 + o.seed), batch_gen(2000 + o.seed), augment_gen(3000 + o.seed);
   // The pixel statistics of the training images, before any is held out (they are the same figures to
   // three digits either way, and the test images are not looked at).
-  const Tensor raw = images::read_idx_images((fs::path(o.data) / "train-images-idx3-ubyte.gz").string());
-  config.pixel_mean = mean(raw).item();
-  config.pixel_std = std::sqrt(mean((raw - config.pixel_mean) * (raw - config.pixel_mean)).item());
-  const Images all = read_split(o.data, "train", config);
+  const Images read = read_split(o.data, "train");
+  config.pixel_mean = mean(read.x).item();
+  config.pixel_std = std::sqrt(mean((read.x - config.pixel_mean) * (read.x - config.pixel_mean)).item());
+  const Images all = normalised(read, config);
   const auto background = static_cast<float>(-config.pixel_mean / config.pixel_std);  // a black pixel
   check_folder_writable("fashion-mnist", o.out);  // now, not after minutes of training
   const int64_t total = all.x.shape()[0];
@@ -218,11 +222,14 @@ int train(const TrainOptions& o, Config config) {
     val_loss.push_back(v.loss);
     val_acc.push_back(v.accuracy);
     char line[200];
-    std::snprintf(line, sizeof line,
-                  "epoch %d: training loss %.4f, accuracy %.4f; validation loss %.4f, accuracy %.4f", epoch,
-                  train_loss.back(), train_acc.back(), v.loss, v.accuracy);
+    std::snprintf(line, sizeof line, "epoch %d: training loss %.4f, accuracy %.4f", epoch, train_loss.back(),
+                  train_acc.back());
     std::string text = line;
-    if (config.mirrored) {
+    if (o.validation > 0) {
+      std::snprintf(line, sizeof line, "; validation loss %.4f, accuracy %.4f", v.loss, v.accuracy);
+      text += line;
+    }
+    if (o.validation > 0 && config.mirrored) {
       std::snprintf(line, sizeof line, " (with mirror images: %.4f)", vm.accuracy);
       text += line;
     }
@@ -252,7 +259,7 @@ int train(const TrainOptions& o, Config config) {
     std::cout << "plots: " << o.plots << "/loss.png, " << o.plots << "/accuracy.png\n";
   }
   if (o.test) {
-    const Score t = evaluate(*model, read_split(o.data, "t10k", config), config.mirrored);
+    const Score t = evaluate(*model, normalised(read_split(o.data, "t10k"), config), config.mirrored);
     std::printf("test accuracy %.4f (10,000 images), loss %.4f\n", t.accuracy, t.loss);
   }
   return 0;

@@ -49,19 +49,31 @@ Tensor read_pgm(const std::string& path) {
   if (width > 1 << 15 || height > 1 << 15) {
     throw Error(kOp, path + ": " + std::to_string(width) + "×" + std::to_string(height) + " is too large");
   }
+  if (magic == "P5") in.get();  // the single white-space character after maxval
+  // What the header promises, checked against what the file holds before anything is allocated: P5 has
+  // one or two bytes per pixel, P2 at least one digit.
+  const int bytes = magic == "P2" ? 1 : maxval < 256 ? 1 : 2;
+  const std::streampos pixels_start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const int64_t remaining = static_cast<int64_t>(in.tellg() - pixels_start);
+  in.seekg(pixels_start);
+  if (!in || remaining < width * height * bytes) {
+    throw Error(kOp, path + ": " + std::to_string(remaining) + " bytes after the header, too few for the " +
+                         std::to_string(width) + "×" + std::to_string(height) +
+                         " pixels it promises (truncated)");
+  }
   std::vector<float> pixels(static_cast<size_t>(width * height));
   if (magic == "P5") {
-    in.get();  // the single white-space character after maxval
-    const int bytes = maxval < 256 ? 1 : 2;
     std::vector<unsigned char> raw(pixels.size() * bytes);
     in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-    if (in.gcount() != static_cast<std::streamsize>(raw.size())) {
-      throw Error(kOp, path + ": " + std::to_string(in.gcount()) + " bytes of pixels, the header promises " +
-                           std::to_string(raw.size()) + " (truncated)");
-    }
+    if (!in) throw Error(kOp, path + ": cannot read the pixels");
     for (size_t i = 0; i < pixels.size(); ++i) {
       const int value = bytes == 1 ? raw[i] : raw[2 * i] << 8 | raw[2 * i + 1];  // 16 bits: big-endian
-      pixels[i] = static_cast<float>(std::min<int64_t>(value, maxval)) / static_cast<float>(maxval);
+      if (value > maxval) {
+        throw Error(kOp, path + ": pixel " + std::to_string(i) + " is " + std::to_string(value) +
+                             ", above the header's maxval " + std::to_string(maxval));
+      }
+      pixels[i] = static_cast<float>(value) / static_cast<float>(maxval);
     }
   } else {
     for (size_t i = 0; i < pixels.size(); ++i) {

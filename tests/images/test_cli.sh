@@ -47,6 +47,12 @@ done
 accuracy=$(sed -n 's/^test accuracy \([0-9.]*\) .*/\1/p' <<<"$out")
 awk -v a="${accuracy:-0}" 'BEGIN { exit !(a >= 0.95) }' && ok || bad "test accuracy ${accuracy:-missing} < 0.95: $out"
 
+# With nothing held out, the epoch lines report training figures alone, and --no-test leaves the test split.
+out=$("$bin" train --data "$tmp/data" --out "$tmp/all" --epochs 1 --validation 0 --batch-size 50 --no-test 2>&1)
+grep -q "^\[.*\] epoch 1: training loss [0-9.]*, accuracy [0-9.]*$" <<<"$out" && ok ||
+  bad "epoch 1 of --validation 0 is not training figures alone: $out"
+grep -q "test accuracy" <<<"$out" && bad "--no-test evaluated the test split: $out" || ok
+
 # export writes test image 3 (class 3, "Dress"); predict names it.
 out=$("$bin" export --data "$tmp/data" --index 3 --out "$tmp/three.pgm" 2>&1)
 grep -qF "test image 3 (Dress) written to $tmp/three.pgm" <<<"$out" && ok || bad "export: $out"

@@ -137,9 +137,21 @@ BOOST_AUTO_TEST_CASE(pgm_images_round_trip_and_bad_ones_are_named) {
       [&] { images::read_pgm(scratch.path("png.pgm")); },
       "read_pgm: " + scratch.path("png.pgm") + ": not a PGM image (it starts with neither P5 nor P2)");
   std::ofstream(scratch.path("short.pgm")) << "P5\n3 2\n255\nabc";
+  expect_error<Error>([&] { images::read_pgm(scratch.path("short.pgm")); },
+                      "read_pgm: " + scratch.path("short.pgm") +
+                          ": 3 bytes after the header, too few for the 3×2 pixels it "
+                          "promises (truncated)");
+  // A header that promises 30000×30000 pixels is refused before anything is allocated for them.
+  std::ofstream(scratch.path("huge.pgm")) << "P5 30000 30000 255\nabc";
   expect_error<Error>(
-      [&] { images::read_pgm(scratch.path("short.pgm")); },
-      "read_pgm: " + scratch.path("short.pgm") + ": 3 bytes of pixels, the header promises 6 (truncated)");
+      [&] { images::read_pgm(scratch.path("huge.pgm")); },
+      "read_pgm: " + scratch.path("huge.pgm") +
+          ": 3 bytes after the header, too few for the 30000×30000 pixels it promises (truncated)");
+  // A pixel above maxval is refused in P5 as in P2.
+  std::ofstream(scratch.path("above.pgm")) << "P5\n2 1\n4\n\x01\x05";
+  expect_error<Error>(
+      [&] { images::read_pgm(scratch.path("above.pgm")); },
+      "read_pgm: " + scratch.path("above.pgm") + ": pixel 1 is 5, above the header's maxval 4");
   std::ofstream(scratch.path("big.pgm")) << "P2\n2 1\n4\n1 5\n";
   expect_error<Error>([&] { images::read_pgm(scratch.path("big.pgm")); },
                       "read_pgm: " + scratch.path("big.pgm") + ": pixel 1 is missing or not in 0..4");

@@ -217,6 +217,54 @@ BOOST_AUTO_TEST_CASE(pooling_over_images_gives_pytorchs_values_and_passes_nan) {
                {3.5, 4.5, 5.5, 7.5, 8.5, 9.5, 11.5, 12.5, 13.5});
 }
 
+BOOST_AUTO_TEST_CASE(a_nan_reaches_only_the_pools_that_hold_it) {
+  // PyTorch's CPU kernels: a NaN makes NaN the outputs whose window or bin holds it, and no others.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor x = Tensor::arange(1, 17, 1, DType::Float64).reshape({1, 1, 4, 4});  // x[r][c] = 4r + c + 1
+  x.select(2, 0).select(2, 0).fill_(nan);
+  // 2×2 tiles (the divisible case) and 3×3 bins that overlap by a row and a column: only bin (0, 0) holds
+  // pixel (0, 0).
+  expect_equal(AdaptiveAvgPool2d(2).forward(Variable(x)).data(), {nan, 5.5, 11.5, 13.5});
+  expect_equal(AdaptiveAvgPool2d(3).forward(Variable(x)).data(),
+               {nan, 4.5, 5.5, 7.5, 8.5, 9.5, 11.5, 12.5, 13.5});
+  // Bins of two sizes along the width (4 into 3), equal tiles along the height (4 into 2).
+  expect_equal(AdaptiveAvgPool2d({2, 3}).forward(Variable(x)).data(), {nan, 4.5, 5.5, 11.5, 12.5, 13.5});
+  // Two NaNs in one window: the gradient goes to the last, in the 2×2 kernel and in the general one.
+  Tensor two = Tensor::from_values({nan, 1, 2, nan}, {1, 1, 2, 2}, DType::Float64);
+  for (const MaxPool2dOptions& window :
+       {MaxPool2dOptions{.kernel_size = 2}, MaxPool2dOptions{.kernel_size = 3, .stride = 2, .padding = 1}}) {
+    const Variable leaf(two, true);
+    sum(max_pool2d(leaf, window)).backward();
+    BOOST_TEST_CONTEXT("kernel " << window.kernel_size.h) {
+      expect_equal(leaf.grad(), {0, 0, 0, 1});
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(max_pool_kernel_refuses_windows_that_do_not_fit) {
+  // The tensor-level kernel checks its geometry itself: a 2×2 window does not fit an image one row high,
+  // a stride of 0 is refused, and a window over padding alone names the input and the window.
+  const Tensor row = Tensor::zeros({1, 1, 1, 4});
+  const Conv1dGeometry pair{.kernel = 2, .stride = 2};
+  expect_error<ShapeError>([&] { max_pool2d_argmax(row, {.height = pair, .width = pair}); },
+                           "max_pool2d: the kernel spans 2 positions, more than the padded input's 1");
+  expect_error<ValueError>(
+      [&] { max_pool2d_argmax(row, {.height = {.kernel = 1, .stride = 0}, .width = pair}); },
+      "max_pool2d: kernel, stride and dilation must be positive and padding non-negative, got kernel 1, "
+      "stride 0, dilation 1, padding 0 and 0");
+  const Conv1dGeometry around{.kernel = 2, .stride = 1, .dilation = 2, .pad_left = 1, .pad_right = 1};
+  expect_error<ShapeError>(
+      [&] { max_pool2d_argmax(row, {.height = around, .width = {.kernel = 1}}); },
+      "max_pool2d: the window of output (0, 0) covers only padding in an input of shape [1,1,1,4] "
+      "(kernel 2×1, stride 1×1, padding 1×0, dilation 2×1)");
+  expect_error<ShapeError>(
+      [] {
+        adaptive_avg_pool2d(Variable(Tensor::zeros({1, 1, 0, 4})), 1);
+      },
+      "adaptive_avg_pool2d: has no pixels to average in an input of shape [1,1,0,4] "
+      "(expected H and W of at least 1)");
+}
+
 BOOST_AUTO_TEST_CASE(pooling_layers_print_as_pytorchs_and_refuse_bad_windows) {
   auto printed = [](const Module& m) {
     std::ostringstream out;
