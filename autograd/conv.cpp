@@ -8,8 +8,8 @@
 // weight_g (C_out/G, C_in/G·K) · cols_g (C_in/G·K, L_out). Its backward, fold1d, adds each column's
 // gradient back onto the positions it was read from (col2im); the two are each other's adjoints, so
 // derivatives of any order exist (the kernels: tensor/unfold.h). The product, the reshapes and the bias
-// are ordinary ops. conv2d is the same with windows over (H, W): unfold2d lays each KH×KW window of every
-// channel out as a column, one per output pixel.
+// are ordinary ops. conv2d is the same product over an image's windows (KH×KW of every channel), made
+// by kernels that unfold a few images at a time (tensor/unfold.h), recorded as three ops below.
 #include <algorithm>
 #include <string>
 
@@ -125,23 +125,70 @@ Variable fold2d(const Variable& cols, int64_t height, int64_t width, const Conv2
                 [g](const Variable& gx, NeedsGrad) -> VariableGrads { return {unfold2d(gx, g)}; });
 }
 
+// conv2d's product and its two gradients are three ops (the kernels: tensor/unfold.h), and each is
+// bilinear: y = conv(x, W), gx = input_grad(gy, W) (the transposed convolution), gW = weight_grad(gy, x).
+// They are one another's adjoints,
+//   ⟨conv(x, W), gy⟩ = ⟨x, input_grad(gy, W)⟩ = ⟨W, weight_grad(gy, x)⟩,
+// so the derivative of each is made of the three, and derivatives of any order exist (PyTorch's
+// convolution_backward has the same closure).
+
+Variable conv2d_input_grad(const Variable& gy, const Variable& weight, int64_t height, int64_t width,
+                           const Conv2dGeometry& g, int64_t groups);
+Variable conv2d_weight_grad(const Variable& gy, const Variable& x, const Conv2dGeometry& g, int64_t groups);
+
+namespace {
+
+// conv(x, W) without a bias, on a geometry conv2d has checked.
+Variable convolve2d(const Variable& x, const Variable& weight, const Conv2dGeometry& g, int64_t groups) {
+  return record("conv2d", conv2d_forward(x.data(), weight.data(), g, groups), {x, weight},
+                [sx = save_if(x, weight.requires_grad()), sw = save_if(weight, x.requires_grad()), g, groups,
+                 h = x.shape()[2], w = x.shape()[3]](const Variable& gy, NeedsGrad needs) -> VariableGrads {
+                  Variable gx, gw;
+                  if (needs[0]) gx = conv2d_input_grad(gy, sw.variable(), h, w, g, groups);
+                  if (needs[1]) gw = conv2d_weight_grad(gy, sx.variable(), g, groups);
+                  return {gx, gw};
+                });
+}
+
+}  // namespace
+
+Variable conv2d_input_grad(const Variable& gy, const Variable& weight, int64_t height, int64_t width,
+                           const Conv2dGeometry& g, int64_t groups) {
+  // ⟨input_grad(gy, W), u⟩ = ⟨gy, conv(u, W)⟩ = ⟨W, weight_grad(gy, u)⟩
+  return record("conv2d_input_grad", conv2d_input_grad(gy.data(), weight.data(), height, width, g, groups),
+                {gy, weight},
+                [sgy = save_if(gy, weight.requires_grad()), sw = save_if(weight, gy.requires_grad()), g,
+                 groups](const Variable& u, NeedsGrad needs) -> VariableGrads {
+                  Variable ggy, gw;
+                  if (needs[0]) ggy = convolve2d(u, sw.variable(), g, groups);
+                  if (needs[1]) gw = conv2d_weight_grad(sgy.variable(), u, g, groups);
+                  return {ggy, gw};
+                });
+}
+
+Variable conv2d_weight_grad(const Variable& gy, const Variable& x, const Conv2dGeometry& g, int64_t groups) {
+  // ⟨weight_grad(gy, x), V⟩ = ⟨gy, conv(x, V)⟩ = ⟨x, input_grad(gy, V)⟩
+  return record("conv2d_weight_grad", conv2d_weight_grad(gy.data(), x.data(), g, groups), {gy, x},
+                [sgy = save_if(gy, x.requires_grad()), sx = save_if(x, gy.requires_grad()), g, groups,
+                 h = x.shape()[2], w = x.shape()[3]](const Variable& v, NeedsGrad needs) -> VariableGrads {
+                  Variable ggy, gx;
+                  if (needs[0]) ggy = convolve2d(sx.variable(), v, g, groups);
+                  if (needs[1]) gx = conv2d_input_grad(sgy.variable(), v, h, w, g, groups);
+                  return {ggy, gx};
+                });
+}
+
 Variable conv2d(const Variable& x, const Variable& weight, const Variable& bias,
                 const Conv2dFuncOptions& options) {
   const std::string shapes = check_operands("conv2d", x, weight, bias, options.groups, 2,
                                             "input (N, C_in, H, W) and weight (C_out, C_in/groups, KH, KW)");
-  const int64_t n = x.shape()[0], c_in = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
-  const int64_t c_out = weight.shape()[0], groups = options.groups;
+  const int64_t h = x.shape()[2], w = x.shape()[3], c_out = weight.shape()[0];
   const Conv2dGeometry g{
       .height = axis_geometry("conv2d", h, weight.shape()[2], options.stride.h, options.padding.h,
                               options.padding_same, options.dilation.h, shapes),
       .width = axis_geometry("conv2d", w, weight.shape()[3], options.stride.w, options.padding.w,
                              options.padding_same, options.dilation.w, shapes)};
-  const int64_t out_h = g.height.out_length(h), out_w = g.width.out_length(w);
-  const int64_t cin_k = c_in / groups * weight.shape()[2] * weight.shape()[3];
-  // cols (N, G, C_in/G·KH·KW, H_out·W_out), weight (1, G, C_out/G, C_in/G·KH·KW): a product per group.
-  const Variable cols = reshape(unfold2d(x, g), {n, groups, cin_k, out_h * out_w});
-  const Variable flat_weight = reshape(weight, {1, groups, c_out / groups, cin_k});
-  Variable y = reshape(matmul(flat_weight, cols), {n, c_out, out_h, out_w});  // (N, C_out, H_out, W_out)
+  Variable y = convolve2d(x, weight, g, options.groups);  // (N, C_out, H_out, W_out)
   if (bias.defined()) y = add(y, reshape(bias, {c_out, 1, 1}));
   return y;
 }

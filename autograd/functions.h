@@ -393,6 +393,14 @@ VariableGrads scaled_dot_product_attention_backward(const Variable& g, const Var
                                                     const AttentionMask& mask, double scale, double p,
                                                     uint64_t seed, std::array<bool, 3> needs);
 
+// conv2d, for the geometry conv2d worked out from its options: the gradient of x (N, C_in, height,
+// width), the transposed convolution of the output's gradient gy, and the weight's. Their derivatives
+// are made of the two and conv2d (autograd/conv.cpp says why), so no graph needs a composed form.
+Variable conv2d_input_grad(const Variable& gy, const Variable& weight, int64_t height, int64_t width,
+                           const Conv2dGeometry& geometry, int64_t groups);
+Variable conv2d_weight_grad(const Variable& gy, const Variable& x, const Conv2dGeometry& geometry,
+                            int64_t groups);
+
 // ---- operators ----
 inline Variable operator+(const Variable& a, const Variable& b) {
   return add(a, b);

@@ -351,7 +351,11 @@ int main(int argc, char** argv) {
 
   std::printf("minigrad-bench: %d threads (MINIGRAD_NUM_THREADS / set_num_threads), %u hardware threads\n",
               num_threads(), std::thread::hardware_concurrency());
-  std::printf("OpenBLAS: %s\n", openblas_get_config());
+  // The raw cblas references are threaded by OpenBLAS itself, over as many threads as minigrad uses (in
+  // the OpenMP build; minigrad's own calls hold it to one thread each, tensor/matmul.cpp).
+  if (openblas_get_parallel() == 2) openblas_set_num_threads(num_threads());
+  std::printf("OpenBLAS: %s; the cblas references on %d threads\n", openblas_get_config(),
+              openblas_get_num_threads());
   std::printf("each figure: median of %d batches of ~%.2f s, minigrad and reference interleaved\n", rounds,
               batch_seconds);
   if (all || matmul_only) {

@@ -1,9 +1,12 @@
 #include "minigrad/tensor/unfold.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "minigrad/tensor/map.h"
+#include "minigrad/tensor/matmul.h"
 #include "minigrad/tensor/threads.h"
 
 namespace minigrad {
@@ -101,32 +104,131 @@ Tensor fold1d(const Tensor& cols, int64_t length, const Conv1dGeometry& g) {
 
 namespace {
 
-// Calls visit(column row r, output pixel index o, channel c, input pixel index i) for every window
-// element that falls inside the image: row r = (c·KH + kh)·KW + kw, o = oh·W_out + ow, i = ih·W + iw.
-template <typename Visit>
-void for_each_window_pixel(int64_t channels, int64_t height, int64_t width, int64_t out_h, int64_t out_w,
-                           const Conv2dGeometry& g, Visit visit) {
+// Row r = (c·KH + kh)·KW + kw of an image's columns holds, for each output pixel (oh, ow), the input
+// pixel that window offset (kh, kw) of channel c reads, (oh·stride_h + shift_h, ow·stride_w + shift_w)
+// with shift = k·dilation - padding, and 0 where that falls on the padding. What a row needs, worked out
+// once (the divisions and the bounds) for all the images that share it:
+struct WindowRow {
+  int64_t height, width, out_h, out_w, stride_h, stride_w;
+  int64_t channel, shift_h, shift_w;
+  int64_t oh_begin, oh_end, ow_begin, ow_end;  // the output rows and columns that read inside the image
+};
+WindowRow window_row(int64_t r, int64_t height, int64_t width, const Conv2dGeometry& g) {
   const Conv1dGeometry &gh = g.height, &gw = g.width;
-  for (int64_t c = 0; c < channels; ++c) {
-    for (int64_t kh = 0; kh < gh.kernel; ++kh) {
-      for (int64_t kw = 0; kw < gw.kernel; ++kw) {
-        const int64_t r = (c * gh.kernel + kh) * gw.kernel + kw;
-        const int64_t shift_h = kh * gh.dilation - gh.pad_left, shift_w = kw * gw.dilation - gw.pad_left;
-        // The output columns whose input column iw = ow·stride + shift_w is inside [0, width): found once
-        // per kernel column, so the innermost loop has no test and vectorizes.
-        int64_t ow_begin = 0, ow_end = out_w;
-        while (ow_begin < out_w && ow_begin * gw.stride + shift_w < 0) ++ow_begin;
-        while (ow_end > ow_begin && (ow_end - 1) * gw.stride + shift_w >= width) --ow_end;
-        for (int64_t oh = 0; oh < out_h; ++oh) {
-          const int64_t ih = oh * gh.stride + shift_h;
-          if (ih < 0 || ih >= height) continue;
-          for (int64_t ow = ow_begin; ow < ow_end; ++ow) {
-            visit(r, oh * out_w + ow, c, ih * width + ow * gw.stride + shift_w);
-          }
-        }
-      }
+  const int64_t kh = r / gw.kernel % gh.kernel, kw = r % gw.kernel;
+  const int64_t out_h = std::max<int64_t>(gh.out_length(height), 0),
+                out_w = std::max<int64_t>(gw.out_length(width), 0);
+  WindowRow row{.height = height,
+                .width = width,
+                .out_h = out_h,
+                .out_w = out_w,
+                .stride_h = gh.stride,
+                .stride_w = gw.stride,
+                .channel = r / (gh.kernel * gw.kernel),
+                .shift_h = kh * gh.dilation - gh.pad_left,
+                .shift_w = kw * gw.dilation - gw.pad_left,
+                .oh_begin = 0,
+                .oh_end = out_h,
+                .ow_begin = 0,
+                .ow_end = out_w};
+  while (row.oh_begin < row.out_h && row.oh_begin * gh.stride + row.shift_h < 0) ++row.oh_begin;
+  while (row.oh_end > row.oh_begin && (row.oh_end - 1) * gh.stride + row.shift_h >= height) --row.oh_end;
+  while (row.ow_begin < row.out_w && row.ow_begin * gw.stride + row.shift_w < 0) ++row.ow_begin;
+  while (row.ow_end > row.ow_begin && (row.ow_end - 1) * gw.stride + row.shift_w >= width) --row.ow_end;
+  return row;
+}
+
+// A run of n entries copied inline: the runs here are a few floats, too short for a call to memcpy to
+// pay. (GCC turns a plain loop into that call; an omp simd loop it vectorizes.)
+template <typename T>
+void copy_run(const T* in, int64_t n, T* out) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i];
+}
+
+// image (C, H, W) -> out (H_out·W_out): the row's entries. With `zeros_in_place`, the entries that fall
+// on the padding are not written: out already holds zeros there (a buffer zeroed once and refilled with
+// rows of the same geometry, as conv2d's kernels do).
+template <typename T>
+void unfold_row(const T* image, const WindowRow& row, T* out, bool zeros_in_place = false) {
+  const int64_t w = row.width, wo = row.out_w, pixels = row.out_h * wo;
+  const T* plane = image + row.channel * row.height * w;
+  if (!zeros_in_place) {  // the rows above and below the image
+    std::fill(out, out + row.oh_begin * wo, T(0));
+    std::fill(out + row.oh_end * wo, out + pixels, T(0));
+  }
+  if (row.stride_h == 1 && row.stride_w == 1 && wo == w) {
+    // A 'same' convolution's: output pixel o = oh·W + ow reads input pixel o + shift, so the rows inside
+    // the image are one flat copy (long enough to vectorize, where an image row of 14 is not), which
+    // reads a neighbouring row's pixel where a window falls on the left or right padding; those columns
+    // are zeroed after. The copy is clipped to the plane at its two ends.
+    const int64_t shift = row.shift_h * w + row.shift_w;
+    const int64_t begin = std::max(row.oh_begin * w, -shift),
+                  end = std::max(begin, std::min(row.oh_end * w, row.height * w - shift));
+    if (!zeros_in_place) {
+      std::fill(out + row.oh_begin * wo, out + begin, T(0));
+      std::fill(out + end, out + row.oh_end * wo, T(0));
+    }
+    copy_run(plane + (shift + begin), end - begin, out + begin);
+    for (int64_t ow = 0; ow < row.ow_begin; ++ow) {
+      for (int64_t oh = row.oh_begin; oh < row.oh_end; ++oh) out[oh * wo + ow] = T(0);
+    }
+    for (int64_t ow = row.ow_end; ow < wo; ++ow) {
+      for (int64_t oh = row.oh_begin; oh < row.oh_end; ++oh) out[oh * wo + ow] = T(0);
+    }
+    return;
+  }
+  for (int64_t oh = row.oh_begin; oh < row.oh_end; ++oh) {
+    T* out_row = out + oh * wo;
+    const T* in = plane + (oh * row.stride_h + row.shift_h) * w + row.shift_w;
+    if (!zeros_in_place) std::fill(out_row, out_row + row.ow_begin, T(0));
+    if (row.stride_w == 1) {
+      copy_run(in + row.ow_begin, row.ow_end - row.ow_begin, out_row + row.ow_begin);
+    } else {
+      for (int64_t ow = row.ow_begin; ow < row.ow_end; ++ow) out_row[ow] = in[ow * row.stride_w];
+    }
+    if (!zeros_in_place) std::fill(out_row + row.ow_end, out_row + wo, T(0));
+  }
+}
+
+// Its adjoint: cols_row (H_out·W_out) added back onto the pixels of image (C, H, W) it was read from.
+template <typename T>
+void fold_row(const T* cols_row, const WindowRow& row, T* image) {
+  const int64_t w = row.width, wo = row.out_w, stride_w = row.stride_w;
+  T* plane = image + row.channel * row.height * w;
+  for (int64_t oh = row.oh_begin; oh < row.oh_end; ++oh) {
+    const T* in = cols_row + oh * wo;
+    T* out = plane + (oh * row.stride_h + row.shift_h) * w + row.shift_w;
+    if (stride_w == 1) {  // the common case, contiguous: vectorized
+      for (int64_t ow = row.ow_begin; ow < row.ow_end; ++ow) out[ow] += in[ow];
+    } else {
+      for (int64_t ow = row.ow_begin; ow < row.ow_end; ++ow) out[ow * stride_w] += in[ow];
     }
   }
+}
+
+// fold_row for a row the caller may overwrite (conv2d's scratch): in a 'same' convolution, its entries
+// that fall on the left or right padding are zeroed, and then the rest is one flat add, as unfold_row's
+// flat copy.
+template <typename T>
+void fold_scratch_row(T* cols_row, const WindowRow& row, T* image) {
+  const int64_t w = row.width, wo = row.out_w;
+  if (!(row.stride_h == 1 && row.stride_w == 1 && wo == w)) {
+    fold_row(cols_row, row, image);
+    return;
+  }
+  for (int64_t ow = 0; ow < row.ow_begin; ++ow) {
+    for (int64_t oh = row.oh_begin; oh < row.oh_end; ++oh) cols_row[oh * wo + ow] = T(0);
+  }
+  for (int64_t ow = row.ow_end; ow < wo; ++ow) {
+    for (int64_t oh = row.oh_begin; oh < row.oh_end; ++oh) cols_row[oh * wo + ow] = T(0);
+  }
+  const int64_t shift = row.shift_h * w + row.shift_w;
+  const int64_t begin = std::max(row.oh_begin * w, -shift),
+                end = std::max(begin, std::min(row.oh_end * w, row.height * w - shift));
+  T* plane = image + row.channel * row.height * w;
+#pragma omp simd
+  for (int64_t o = begin; o < end; ++o) plane[o + shift] += cols_row[o];
 }
 
 }  // namespace
@@ -140,36 +242,17 @@ Tensor unfold2d(const Tensor& x, const Conv2dGeometry& g) {
   const int64_t ho = std::max<int64_t>(g.height.out_length(h), 0),
                 wo = std::max<int64_t>(g.width.out_length(w), 0);
   const int64_t rows = c * g.height.kernel * g.width.kernel;
-  // Every entry is written once, the padding's zeros included: no zero-filling pass first.
   Tensor cols = Tensor::empty({n, rows, ho * wo}, x.dtype());
   if (ho * wo == 0 || n * rows == 0) return cols;
-  const Conv1dGeometry &gh = g.height, &gw = g.width;
   dispatch_float(x.dtype(), "unfold2d", [&]<typename T>() {
     const T* px = xc.data_ptr<const T>();
     T* pc = cols.data_ptr<T>();
-    // One item per column row (b, r), r = (ch·KH + kh)·KW + kw: H_out runs of W_out entries.
-    parallel_for(n * rows, ho * wo, [&](int64_t begin, int64_t end) {
-      for (int64_t item = begin; item < end; ++item) {
-        const int64_t b = item / rows, r = item % rows;
-        const int64_t ch = r / (gh.kernel * gw.kernel), kh = r / gw.kernel % gh.kernel, kw = r % gw.kernel;
-        const T* plane = px + (b * c + ch) * h * w;  // (H, W)
-        T* out = pc + item * ho * wo;                // (H_out, W_out)
-        const int64_t shift_h = kh * gh.dilation - gh.pad_left, shift_w = kw * gw.dilation - gw.pad_left;
-        // The output columns whose input column ow·stride + shift_w is inside [0, width)
-        int64_t ow_begin = 0, ow_end = wo;
-        while (ow_begin < wo && ow_begin * gw.stride + shift_w < 0) ++ow_begin;
-        while (ow_end > ow_begin && (ow_end - 1) * gw.stride + shift_w >= w) --ow_end;
-        for (int64_t oh = 0; oh < ho; ++oh, out += wo) {
-          const int64_t ih = oh * gh.stride + shift_h;
-          if (ih < 0 || ih >= h) {
-            std::fill(out, out + wo, T(0));
-            continue;
-          }
-          const T* row = plane + ih * w;
-          std::fill(out, out + ow_begin, T(0));
-          for (int64_t ow = ow_begin; ow < ow_end; ++ow) out[ow] = row[ow * gw.stride + shift_w];
-          std::fill(out + ow_end, out + wo, T(0));
-        }
+    parallel_for(rows * n, ho * wo, [&](int64_t begin, int64_t end) {
+      WindowRow row = window_row(begin / n, h, w, g);
+      for (int64_t item = begin; item < end; ++item) {  // item = r·N + b: row r of image b
+        const int64_t r = item / n, b = item % n;
+        if (b == 0) row = window_row(r, h, w, g);
+        unfold_row(px + b * c * h * w, row, pc + (b * rows + r) * ho * wo);
       }
     });
   });
@@ -195,16 +278,243 @@ Tensor fold2d(const Tensor& cols, int64_t height, int64_t width, const Conv2dGeo
     const T* pc = cc.data_ptr<const T>();
     T* px = x.data_ptr<T>();
     parallel_for(n, rows * ho * wo, [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) {
-        const T* cb = pc + b * rows * ho * wo;
-        T* xb = px + b * c * height * width;
-        for_each_window_pixel(c, height, width, ho, wo, g, [&](int64_t r, int64_t o, int64_t ch, int64_t i) {
-          xb[ch * height * width + i] += cb[r * ho * wo + o];
-        });
+      for (int64_t r = 0; r < rows; ++r) {
+        const WindowRow row = window_row(r, height, width, g);
+        for (int64_t b = begin; b < end; ++b) {
+          fold_row(pc + (b * rows + r) * ho * wo, row, px + b * c * height * width);
+        }
       }
     });
   });
   return x;
+}
+
+// ---- conv2d's kernels: a chunk of images at a time ----
+
+namespace {
+
+// The sizes of one convolution: x (N, C_in, H, W), weight (C_out, C_in/G, KH, KW), y (N, C_out, H_out,
+// W_out).
+struct ConvSizes {
+  int64_t n, c_in, height, width, c_out, groups, kernel, out_h, out_w;  // kernel: KH·KW
+  int64_t rows() const { return c_in / groups * kernel; }               // column rows per group
+  int64_t all_rows() const { return c_in * kernel; }
+  int64_t pixels() const { return out_h * out_w; }  // L = H_out·W_out
+};
+
+// The convolution's product for a chunk of B images is, per group, weight_g (C_out/G, rows) times the
+// chunk's columns (rows, B·L): one product as wide as B images, where one per image would be 196 columns
+// wide in a 14×14 layer, too narrow for BLAS's peak. The columns are laid out with the batch inside, row
+// r holding image 0's L pixels, then image 1's, ...; B is chosen so that they fill about 1 MB of float32
+// (about the cache a core has to itself) and every thread has a chunk. Each thread works on its own
+// chunks (t, t + threads, ...) with its own scratch; inside a task the products run single-threaded
+// (tensor/matmul.h).
+struct ChunkPlan {
+  int threads;
+  int64_t images, count;  // images per chunk, chunks
+
+  explicit ChunkPlan(const ConvSizes& s) {
+    constexpr int64_t kColumnsEntries = int64_t{1} << 18;
+    threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(num_threads(), s.n)));
+    const int64_t fitting =
+        std::max<int64_t>(1, kColumnsEntries / std::max<int64_t>(1, s.all_rows() * s.pixels()));
+    images = std::max<int64_t>(1, std::min(fitting, (s.n + threads - 1) / threads));
+    count = (s.n + images - 1) / images;
+  }
+  // Calls work(t, first image, images) for every chunk of [0, N).
+  template <typename Work>
+  void run(int64_t n, Work work) const {
+    parallel_run(threads, [&](int t) {
+      for (int64_t i = t; i < count; i += threads) work(t, i * images, std::min(images, n - i * images));
+    });
+  }
+};
+
+// Each thread's scratch: `fixed` entries, then `per_image` for each image of a chunk.
+template <typename T>
+class ChunkScratch {
+ public:
+  ChunkScratch(const ChunkPlan& plan, int64_t fixed, int64_t per_image)
+      : stride_(fixed + per_image * plan.images),
+        data_(std::make_unique_for_overwrite<T[]>(static_cast<size_t>(plan.threads * stride_))) {}
+  T* of(int t) const { return data_.get() + t * stride_; }
+
+ private:
+  int64_t stride_;
+  std::unique_ptr<T[]> data_;
+};
+
+// x's images [first, first + b) -> cols (G·rows, b·L), the batch inside each row. The padding's zeros
+// are written only when b differs from the previous chunk's (`zeros_for`, initially 0): the entries they
+// occupy depend on b alone.
+template <typename T>
+void unfold_chunk(const T* x, const ConvSizes& s, const Conv2dGeometry& g, int64_t first, int64_t b, T* cols,
+                  int64_t& zeros_for) {
+  const int64_t pixels = s.pixels();
+  if (zeros_for != b) std::fill_n(cols, s.all_rows() * b * pixels, T(0));
+  zeros_for = b;
+  for (int64_t r = 0; r < s.all_rows(); ++r) {
+    const WindowRow row = window_row(r, s.height, s.width, g);
+    for (int64_t i = 0; i < b; ++i) {
+      unfold_row(x + (first + i) * s.c_in * s.height * s.width, row, cols + (r * b + i) * pixels,
+                 /*zeros_in_place=*/true);
+    }
+  }
+}
+
+// Between images (b, C, L) and the chunk layout (C, b·L), C being C_out here.
+template <typename T>
+void to_chunk_layout(const T* images, int64_t b, int64_t channels, int64_t pixels, T* chunk) {
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t i = 0; i < b; ++i) {
+      std::copy_n(images + (i * channels + c) * pixels, pixels, chunk + (c * b + i) * pixels);
+    }
+  }
+}
+template <typename T>
+void from_chunk_layout(const T* chunk, int64_t b, int64_t channels, int64_t pixels, T* images) {
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t i = 0; i < b; ++i) {
+      std::copy_n(chunk + (c * b + i) * pixels, pixels, images + (i * channels + c) * pixels);
+    }
+  }
+}
+
+ConvSizes conv_sizes(std::string_view op, const Shape& x, const Shape& weight, const Conv2dGeometry& g,
+                     int64_t groups) {
+  if (x.rank() != 4 || weight.rank() != 4 || groups < 1 || x[1] % groups != 0 || weight[0] % groups != 0 ||
+      weight[1] * groups != x[1] || weight[2] != g.height.kernel || weight[3] != g.width.kernel) {
+    throw ShapeError(op, "input " + x.str() + " and weight " + weight.str() +
+                             " do not make a convolution in " + std::to_string(groups) + " groups with a " +
+                             std::to_string(g.height.kernel) + "×" + std::to_string(g.width.kernel) +
+                             " kernel");
+  }
+  check_window(op, g.height, x[2]);
+  check_window(op, g.width, x[3]);
+  return {.n = x[0],
+          .c_in = x[1],
+          .height = x[2],
+          .width = x[3],
+          .c_out = weight[0],
+          .groups = groups,
+          .kernel = weight[2] * weight[3],
+          .out_h = g.height.out_length(x[2]),
+          .out_w = g.width.out_length(x[3])};
+}
+
+void check_output_grad(std::string_view op, const Tensor& gy, const ConvSizes& s) {
+  const Shape expected{s.n, s.c_out, s.out_h, s.out_w};
+  if (gy.shape() != expected) {
+    throw ShapeError(
+        op, "the output's gradient has shape " + gy.shape().str() + ", the output " + expected.str());
+  }
+}
+
+}  // namespace
+
+Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Conv2dGeometry& g, int64_t groups) {
+  const ConvSizes s = conv_sizes("conv2d", x.shape(), weight.shape(), g, groups);
+  Tensor y = Tensor::empty({s.n, s.c_out, s.out_h, s.out_w}, x.dtype());
+  if (y.numel() == 0) return y;
+  const Tensor xc = x.contiguous(), wc = weight.contiguous();
+  dispatch_float(x.dtype(), "conv2d", [&]<typename T>() {
+    const T* px = xc.data_ptr<const T>();
+    const T* pw = wc.data_ptr<const T>();
+    T* py = y.data_ptr<T>();
+    const int64_t rows = s.rows(), c_out_g = s.c_out / s.groups, pixels = s.pixels();
+    const ChunkPlan plan(s);
+    // Per thread: the chunk's columns (G·rows, B·L), then its output (C_out, B·L).
+    const ChunkScratch<T> scratch(plan, 0, (s.all_rows() + s.c_out) * pixels);
+    std::vector<int64_t> zeros_for(static_cast<size_t>(plan.threads), 0);
+    plan.run(s.n, [&](int t, int64_t first, int64_t b) {
+      T* cols = scratch.of(t);
+      T* out = cols + s.all_rows() * b * pixels;
+      unfold_chunk(px, s, g, first, b, cols, zeros_for[t]);
+      for (int64_t gr = 0; gr < s.groups; ++gr) {  // out_g (C_out/G, B·L) = weight_g · cols_g
+        gemm(false, false, c_out_g, b * pixels, rows, T(1), pw + gr * c_out_g * rows, rows,
+             cols + gr * rows * b * pixels, b * pixels, T(0), out + gr * c_out_g * b * pixels, b * pixels);
+      }
+      from_chunk_layout(out, b, s.c_out, pixels, py + first * s.c_out * pixels);
+    });
+  });
+  return y;
+}
+
+Tensor conv2d_input_grad(const Tensor& gy, const Tensor& weight, int64_t height, int64_t width,
+                         const Conv2dGeometry& g, int64_t groups) {
+  const Shape x_shape{gy.rank() == 4 ? gy.shape()[0] : 0, weight.rank() == 4 ? weight.shape()[1] * groups : 0,
+                      height, width};
+  const ConvSizes s = conv_sizes("conv2d_input_grad", x_shape, weight.shape(), g, groups);
+  check_output_grad("conv2d_input_grad", gy, s);
+  Tensor gx = Tensor::zeros(x_shape, gy.dtype());
+  if (gx.numel() == 0 || gy.numel() == 0) return gx;
+  const Tensor gc = gy.contiguous(), wc = weight.contiguous();
+  dispatch_float(gy.dtype(), "conv2d_input_grad", [&]<typename T>() {
+    const T* pg = gc.data_ptr<const T>();
+    const T* pw = wc.data_ptr<const T>();
+    T* px = gx.data_ptr<T>();
+    const int64_t rows = s.rows(), c_out_g = s.c_out / s.groups, pixels = s.pixels();
+    const ChunkPlan plan(s);
+    // Per thread: the chunk's output gradient (C_out, B·L), then its columns' gradient (G·rows, B·L).
+    const ChunkScratch<T> scratch(plan, 0, (s.c_out + s.all_rows()) * pixels);
+    plan.run(s.n, [&](int t, int64_t first, int64_t b) {
+      T* g_chunk = scratch.of(t);
+      T* cols = g_chunk + s.c_out * b * pixels;
+      to_chunk_layout(pg + first * s.c_out * pixels, b, s.c_out, pixels, g_chunk);
+      for (int64_t gr = 0; gr < s.groups; ++gr) {  // cols_g (rows, B·L) = weight_gᵀ · g_g
+        gemm(true, false, rows, b * pixels, c_out_g, T(1), pw + gr * c_out_g * rows, rows,
+             g_chunk + gr * c_out_g * b * pixels, b * pixels, T(0), cols + gr * rows * b * pixels,
+             b * pixels);
+      }
+      for (int64_t r = 0; r < s.all_rows(); ++r) {  // col2im
+        const WindowRow row = window_row(r, height, width, g);
+        for (int64_t i = 0; i < b; ++i) {
+          fold_scratch_row(cols + (r * b + i) * pixels, row, px + (first + i) * s.c_in * height * width);
+        }
+      }
+    });
+  });
+  return gx;
+}
+
+Tensor conv2d_weight_grad(const Tensor& gy, const Tensor& x, const Conv2dGeometry& g, int64_t groups) {
+  const Shape w_shape{gy.rank() == 4 ? gy.shape()[1] : 0,
+                      x.rank() == 4 && groups > 0 ? x.shape()[1] / groups : 0, g.height.kernel,
+                      g.width.kernel};
+  const ConvSizes s = conv_sizes("conv2d_weight_grad", x.shape(), w_shape, g, groups);
+  check_output_grad("conv2d_weight_grad", gy, s);
+  Tensor gw = Tensor::zeros(w_shape, x.dtype());
+  if (gw.numel() == 0 || gy.numel() == 0) return gw;
+  const Tensor gc = gy.contiguous(), xc = x.contiguous();
+  dispatch_float(x.dtype(), "conv2d_weight_grad", [&]<typename T>() {
+    const T* pg = gc.data_ptr<const T>();
+    const T* px = xc.data_ptr<const T>();
+    const int64_t rows = s.rows(), c_out_g = s.c_out / s.groups, pixels = s.pixels();
+    const int64_t size = gw.numel();
+    const ChunkPlan plan(s);
+    // Per thread: the sum of its chunks' products (weight-sized), the chunk's output gradient (C_out,
+    // B·L) and its columns (G·rows, B·L). The sums are added at the end, in thread order.
+    const ChunkScratch<T> scratch(plan, size, (s.c_out + s.all_rows()) * pixels);
+    for (int t = 0; t < plan.threads; ++t) std::fill_n(scratch.of(t), size, T(0));
+    std::vector<int64_t> zeros_for(static_cast<size_t>(plan.threads), 0);
+    plan.run(s.n, [&](int t, int64_t first, int64_t b) {
+      T* sum = scratch.of(t);
+      T* g_chunk = sum + size;
+      T* cols = g_chunk + s.c_out * b * pixels;
+      to_chunk_layout(pg + first * s.c_out * pixels, b, s.c_out, pixels, g_chunk);
+      unfold_chunk(px, s, g, first, b, cols, zeros_for[t]);
+      for (int64_t gr = 0; gr < s.groups; ++gr) {  // weight_g (C_out/G, rows) += g_g · cols_gᵀ
+        gemm(false, true, c_out_g, rows, b * pixels, T(1), g_chunk + gr * c_out_g * b * pixels, b * pixels,
+             cols + gr * rows * b * pixels, b * pixels, T(1), sum + gr * c_out_g * rows, rows);
+      }
+    });
+    T* out = gw.data_ptr<T>();
+    for (int t = 0; t < plan.threads; ++t) {
+      const T* p = scratch.of(t);
+      for (int64_t i = 0; i < size; ++i) out[i] += p[i];
+    }
+  });
+  return gw;
 }
 
 }  // namespace minigrad

@@ -229,6 +229,22 @@ std::vector<GradcheckCase> build() {
         return Inputs{normal(g, {1, 2, size_in(g, 3, 5), 4}), normal(g, {2, 2, 2, 3}), normal(g, {2})};
       },
       [](In x) { return conv2d(x[0], x[1], x[2], {.padding_same = true}); });
+  // conv2d's backward ops, each differentiated in both its operands: x 5×4 in 2 groups of 2 channels, a
+  // 3×2 kernel, stride (2, 1), dilation (1, 2), padding (1, 0) -> 3×2 outputs.
+  const Conv2dGeometry strided{.height = {.kernel = 3, .stride = 2, .pad_left = 1, .pad_right = 1},
+                               .width = {.kernel = 2, .dilation = 2}};
+  add_case(
+      "conv2d_input_grad (stride, dilation, groups 2)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 4, 3, 2}), normal(g, {4, 2, 3, 2})};
+      },
+      [strided](In x) { return conv2d_input_grad(x[0], x[1], 5, 4, strided, 2); });
+  add_case(
+      "conv2d_weight_grad (stride, dilation, groups 2)",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 4, 3, 2}), normal(g, {2, 4, 5, 4})};
+      },
+      [strided](In x) { return conv2d_weight_grad(x[0], x[1], strided, 2); });
   add_case(
       "max_pool1d (kernel 3, stride 2, padding 1)",
       [](Generator& g) {

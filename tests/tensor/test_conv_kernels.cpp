@@ -1,0 +1,120 @@
+// conv2d's kernels (tensor/unfold.h) against the textbook loops, in float64: the forward, the input's
+// gradient and the weight's, on geometries that take each of their paths (the flat copy of a 'same'
+// convolution, strides, dilations, groups, uneven padding) and on a batch whose chunks differ in size, on
+// one thread and on two.
+#include "test_helpers.h"
+
+using namespace minigrad;
+using namespace minigrad::testing;
+
+namespace {
+
+struct Case {
+  const char* name;
+  Shape x, weight;
+  Conv2dGeometry g;
+  int64_t groups = 1;
+};
+
+// y, gx and gw by the definition: y[n, o, oh, ow] = Σ_c Σ_kh Σ_kw w[o, c, kh, kw] · x[n, group·C_in/G + c,
+// oh·stride + kh·dilation - pad, ...], and the two gradients of ⟨y, gy⟩ by the same loops.
+struct Reference {
+  std::vector<double> y, gx, gw;
+};
+Reference textbook(const Case& c, const Tensor& x, const Tensor& w, const Tensor& gy) {
+  const int64_t n = c.x[0], c_in = c.x[1], h = c.x[2], wd = c.x[3], c_out = c.weight[0];
+  const int64_t kh = c.weight[2], kw = c.weight[3], cg = c_in / c.groups, og = c_out / c.groups;
+  const int64_t ho = c.g.height.out_length(h), wo = c.g.width.out_length(wd);
+  const std::vector<double> xs = x.to_vector<double>(), ws = w.to_vector<double>(),
+                            gs = gy.to_vector<double>();
+  Reference r{std::vector<double>(static_cast<size_t>(n * c_out * ho * wo)), std::vector<double>(xs.size()),
+              std::vector<double>(ws.size())};
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < c_out; ++o)
+      for (int64_t i = 0; i < ho; ++i)
+        for (int64_t j = 0; j < wo; ++j) {
+          const size_t yi = static_cast<size_t>(((b * c_out + o) * ho + i) * wo + j);
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t p = 0; p < kh; ++p)
+              for (int64_t q = 0; q < kw; ++q) {
+                const int64_t ih = i * c.g.height.stride + p * c.g.height.dilation - c.g.height.pad_left;
+                const int64_t iw = j * c.g.width.stride + q * c.g.width.dilation - c.g.width.pad_left;
+                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
+                const size_t xi = static_cast<size_t>(((b * c_in + o / og * cg + ci) * h + ih) * wd + iw);
+                const size_t wi = static_cast<size_t>(((o * cg + ci) * kh + p) * kw + q);
+                r.y[yi] += ws[wi] * xs[xi];
+                r.gx[xi] += ws[wi] * gs[yi];
+                r.gw[wi] += xs[xi] * gs[yi];
+              }
+        }
+  return r;
+}
+
+Conv2dGeometry same_3x3() {
+  const Conv1dGeometry axis{.kernel = 3, .pad_left = 1, .pad_right = 1};
+  return {.height = axis, .width = axis};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(conv_kernels)
+
+BOOST_AUTO_TEST_CASE(conv2d_kernels_match_the_textbook_loops) {
+  const std::vector<Case> cases{
+      // 3 images of 2×80×80 fill about two chunks' worth of columns each: chunks of 2 and then 1 image.
+      {"'same' 3x3, chunks of two sizes", {3, 2, 80, 80}, {4, 2, 3, 3}, same_3x3()},
+      {"'same' 3x3, small images", {5, 3, 6, 7}, {4, 3, 3, 3}, same_3x3()},
+      {"'same' 2x2: one padding row and column, after",
+       {4, 3, 6, 6},
+       {2, 3, 2, 2},
+       {.height = {.kernel = 2, .pad_right = 1}, .width = {.kernel = 2, .pad_right = 1}}},
+      {"stride (2, 1), dilation (1, 2), padding (1, 0), groups 2",
+       {5, 4, 7, 9},
+       {6, 2, 3, 2},
+       {.height = {.kernel = 3, .stride = 2, .pad_left = 1, .pad_right = 1},
+        .width = {.kernel = 2, .dilation = 2}},
+       2},
+      {"stride 1, no padding", {2, 2, 5, 6}, {3, 2, 3, 3}, {.height = {.kernel = 3}, .width = {.kernel = 3}}},
+  };
+  const int threads_before = num_threads();
+  for (const int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const Case& c : cases) {
+      BOOST_TEST_CONTEXT(c.name << ", " << threads << " thread(s)") {
+        Generator gen(7);
+        const Tensor x = Tensor::normal(c.x, 0, 1, DType::Float64, &gen);
+        const Tensor w = Tensor::normal(c.weight, 0, 1, DType::Float64, &gen);
+        const Shape y_shape{c.x[0], c.weight[0], c.g.height.out_length(c.x[2]), c.g.width.out_length(c.x[3])};
+        const Tensor gy = Tensor::normal(y_shape, 0, 1, DType::Float64, &gen);
+        const Reference r = textbook(c, x, w, gy);
+        const Tensor y = conv2d_forward(x, w, c.g, c.groups);
+        BOOST_TEST(y.shape() == y_shape);
+        expect_close(y, r.y, 1e-10);
+        expect_close(conv2d_input_grad(gy, w, c.x[2], c.x[3], c.g, c.groups), r.gx, 1e-10);
+        expect_close(conv2d_weight_grad(gy, x, c.g, c.groups), r.gw, 1e-10);
+      }
+    }
+  }
+  set_num_threads(threads_before);
+}
+
+BOOST_AUTO_TEST_CASE(conv2d_kernels_name_shapes_that_do_not_fit) {
+  const Tensor x = Tensor::zeros({2, 4, 5, 5}), w = Tensor::zeros({6, 3, 3, 3});
+  expect_error<ShapeError>(
+      [&] { conv2d_forward(x, w, same_3x3(), 1); },
+      "conv2d: input [2,4,5,5] and weight [6,3,3,3] do not make a convolution in 1 groups "
+      "with a 3×3 kernel");
+  const Tensor w4 = Tensor::zeros({6, 4, 3, 3});
+  expect_error<ShapeError>(
+      [&] {
+        conv2d_input_grad(Tensor::zeros({2, 6, 4, 5}), w4, 5, 5, same_3x3(), 1);
+      },
+      "conv2d_input_grad: the output's gradient has shape [2,6,4,5], the output [2,6,5,5]");
+  expect_error<ShapeError>(
+      [&] {
+        conv2d_weight_grad(Tensor::zeros({2, 6, 5, 5}), Tensor::zeros({2, 4, 0, 5}), same_3x3(), 1);
+      },
+      "conv2d_weight_grad: the kernel spans 3 positions, more than the padded input's 2");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
