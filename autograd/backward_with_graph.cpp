@@ -26,7 +26,7 @@ void accumulate_into_leaf_with_graph(VariableImpl& leaf, Variable g) {
 void run_backward_with_graph(const Variable& root, const Tensor& seed) {
   GradModeGuard grad_mode(true);  // the backward functions record their ops
   VariableImpl& value = *root.impl();
-  if (!value.grad_fn) return accumulate_into_leaf_with_graph(value, Variable(seed));
+  if (!value.grad_fn) return accumulate_into_leaf_with_graph(value, after_leaf_hooks(value, Variable(seed)));
   backpropagate({value.grad_fn.get()}, {whole_output_gradient(value, Variable(seed))}, /*retain_graph=*/true,
                 {.leaf = accumulate_into_leaf_with_graph});
 }

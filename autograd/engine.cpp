@@ -14,10 +14,11 @@
 // The per-pass state (the gradient waiting at each node) lives in this pass's own vector, not in the
 // graph's nodes.
 //
-// Four things extend this path, each in a file of its own behind a one-line call here, and a first
-// reading can skip all four: the errors a wrong call or a wrong backward function gets
+// Five things extend this path, each in a file of its own behind a one-line call here, and a first
+// reading can skip all five: the errors a wrong call or a wrong backward function gets
 // (autograd/backward_checks.cpp), create_graph (autograd/backward_with_graph.cpp), the pieces of unbind's
-// output (autograd/output_parts.cpp), and anomaly mode's checks (autograd/anomaly.cpp).
+// output (autograd/output_parts.cpp), anomaly mode's checks (autograd/anomaly.cpp), and the hooks a
+// Variable may carry (register_hook, retain_grad: autograd/hooks.cpp).
 #include "minigrad/autograd/engine.h"
 
 #include <string>
@@ -41,7 +42,8 @@ void run_backward(const Variable& root, const Tensor& grad, BackwardOptions opti
   if (options.create_graph) return detail::run_backward_with_graph(root, seed);  // backward_with_graph.cpp
   NoGradGuard no_grad;  // the backward functions compute and record nothing
   VariableImpl& value = *root.impl();
-  if (!value.grad_fn) return accumulate_into_leaf(value, Variable(seed));  // a leaf: the seed is its gradient
+  // A leaf: the seed is its gradient (after the leaf's hooks, if it has any: hooks.cpp).
+  if (!value.grad_fn) return accumulate_into_leaf(value, detail::after_leaf_hooks(value, Variable(seed)));
   // The seed is the gradient of the root's node's output: itself, unless the root is a piece of unbind's
   // output (output_parts.cpp).
   detail::backpropagate({value.grad_fn.get()}, {detail::whole_output_gradient(value, Variable(seed))},
@@ -112,9 +114,12 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
   std::vector<Variable> grads(order.slot_of.size());  // the gradient waiting at each node's output
   for (size_t r = 0; r < roots.size(); ++r) add_into(grads[order.slot_of.at(roots[r])], std::move(seeds[r]));
 
+  HookedLeaves hooked_leaves;  // the gradients of leaves with hooks, summed over the pass: hooks.cpp
+
   for (auto it = order.post_order.rbegin(); it != order.post_order.rend(); ++it) {
     Node& node = *it->node;
-    const Variable grad_output = std::move(grads[it->slot]);  // every consumer has added its share
+    Variable grad_output = std::move(grads[it->slot]);  // every consumer has added its share
+    if (node.hooks && grad_output.defined()) grad_output = run_output_hooks(node, std::move(grad_output));
     if (sinks.node_output && grad_output.defined()) sinks.node_output(node, grad_output);
     // No consumer sent a gradient (a user's backward may return none): nothing flows through here.
     if (!grad_output.defined()) {
@@ -127,7 +132,9 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
       const Edge& edge = node.inputs[i];
       Variable& g = input_grads[i];
       if (!g.defined()) continue;
-      if (edge.leaf) {
+      if (edge.leaf && has_hooks(*edge.leaf)) {
+        add_leaf_gradient(hooked_leaves, edge.leaf.get(), std::move(g));  // its hooks run after the walk
+      } else if (edge.leaf) {
         sinks.leaf(*edge.leaf, std::move(g));
       } else if (edge.node) {
         Variable& waiting = grads[order.slot_of.at(edge.node.get())];
@@ -140,6 +147,7 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
     }
     if (!retain_graph) node.release();  // free what the backward function saved
   }
+  for (auto& [leaf, g] : hooked_leaves) sinks.leaf(*leaf, after_leaf_hooks(*leaf, std::move(g)));
 }
 
 // Out of place: `g` may be shared with another input's gradient (add hands the same one to both inputs).

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "minigrad/autograd/graph.h"
@@ -43,6 +44,19 @@ void check_gradients(const Node& node, const VariableGrads& grads);
 
 // run_backward when the gradients must carry a graph of their own: the same walk with grad mode on.
 void run_backward_with_graph(const Variable& root, const Tensor& seed);
+
+// ---- hooks.cpp: register_hook and retain_grad ----
+
+// The gradient of `node`'s output after the hooks registered on the Variables it computed.
+Variable run_output_hooks(const Node& node, Variable total);
+// Whether a leaf has hooks. Its gradients in a pass are summed first (add_leaf_gradient), so that its
+// hooks see the total once; after_leaf_hooks gives the total after them (unchanged without hooks).
+inline bool has_hooks(const VariableImpl& leaf) {
+  return leaf.extras && leaf.extras->hooks && !leaf.extras->hooks->hooks.empty();
+}
+using HookedLeaves = std::vector<std::pair<VariableImpl*, Variable>>;
+void add_leaf_gradient(HookedLeaves& leaves, VariableImpl* leaf, Variable g);
+Variable after_leaf_hooks(const VariableImpl& leaf, Variable total);
 
 // ---- output_parts.cpp: the pieces of unbind's output ----
 

@@ -62,6 +62,21 @@ class NeedsGrad {
 using VariableGrads = std::vector<Variable>;  // what a backward function returns: one per input
 using Grads = std::vector<Tensor>;            // the same, from a first-order-only backward on Tensors
 
+namespace detail {
+// The hooks registered on a Variable (autograd/hooks.h): on a leaf's, or on the node that computed a
+// non-leaf, each for the part of the node's output that Variable is.
+struct Hook {
+  uint64_t id;
+  OutputPart part;
+  GradHook fn;
+  bool runs_last = false;  // retain_grad's keeping, after every other hook
+};
+struct HookList {
+  std::vector<Hook> hooks;
+  uint64_t next_id = 1;
+};
+}  // namespace detail
+
 // One recorded op: its name, its inputs' edges, and its backward function. A node has one output
 // (unbind's pieces are parts of it: OutputPart).
 struct Node : std::enable_shared_from_this<Node> {
@@ -69,6 +84,7 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<Edge> inputs;
   Shape output_shape;
   DType output_dtype = DType::Float32;
+  std::shared_ptr<detail::HookList> hooks;  // register_hook on the Variables it computed; usually none
 
   // Maps d(loss)/d(output) to d(loss)/d(input) for each input, in input order; an undefined Variable
   // for an input that gets no gradient.

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 
+#include "minigrad/autograd/hooks.h"
 #include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
@@ -47,11 +48,15 @@ struct VariableImpl {
   // What only some Variables have: a leaf's gradient, and a name. Every op's result is a VariableImpl,
   // in the forward pass and in the backward pass, so these live apart, allocated when first set.
   struct Extras {
-    // d(output)/d(this), accumulated by backward(); leaves only. One value: its tensor may be dense or
-    // row-sparse (a sparse embedding's; tensor/row_sparse.h), and after backward({.create_graph = true})
-    // it carries the graph of its own computation.
+    // d(output)/d(this), accumulated by backward(); leaves only, and non-leaves that retain_grad(). One
+    // value: its tensor may be dense or row-sparse (a sparse embedding's; tensor/row_sparse.h), and after
+    // backward({.create_graph = true}) it carries the graph of its own computation.
     std::shared_ptr<VariableImpl> grad;
     std::string name;  // optional, shown in graph exports
+    // A leaf's gradient hooks (a non-leaf's are on the node that computed it); whether a non-leaf keeps
+    // its gradient in `grad` (autograd/hooks.h).
+    std::shared_ptr<detail::HookList> hooks;
+    bool retains_grad = false;
   };
   std::unique_ptr<Extras> extras;
   Extras& extras_to_write() {
@@ -153,6 +158,14 @@ class Variable {
   Variable softmax(int64_t dim) const;
   Variable log_softmax(int64_t dim) const;
   Variable clamp(std::optional<double> min, std::optional<double> max) const;
+
+  // Calls `hook` with this value's gradient in each backward pass; it may return a replacement
+  // (autograd/hooks.h). The value must require grad.
+  HookHandle register_hook(GradHook hook) const;
+  // Keeps a non-leaf's gradient in grad() after backward, accumulated as a leaf's is (a leaf that
+  // requires grad keeps it anyway).
+  void retain_grad() const;
+  bool retains_grad() const;  // true after retain_grad() on a non-leaf
 
   // Back-propagates from this value. Without `grad`, the value must hold one element and the seed is 1.
   void backward(BackwardOptions options = {}) const;

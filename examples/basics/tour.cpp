@@ -16,7 +16,10 @@ int main(int argc, char** argv) {
 
   // x·w is [[1, 1], [-1, 1.5], [-0.25, 1.5], [0.75, -3]]: relu zeroes the three negatives,
   // and the mean of the eight entries is (1 + 1 + 1.5 + 1.5 + 0.75) / 8 = 0.71875.
-  Variable loss = mean(relu(matmul(x, w)));  // (4, 3)·(3, 2) -> (4, 2) -> (4, 2) -> ()
+  Variable z = matmul(x, w);      // (4, 3)·(3, 2) -> (4, 2)
+  Variable loss = mean(relu(z));  // (4, 2) -> (4, 2) -> ()
+  // backward() drops the gradient of an intermediate value once it has passed; keep z's to look at.
+  z.retain_grad();
 
   // The graph backward() will walk (it frees what the ops saved as it goes, so draw it first).
   const std::string path = argc > 1 ? argv[1] : "tour.dot";
@@ -25,7 +28,9 @@ int main(int argc, char** argv) {
 
   // d loss / d w[k][j] = 1/8 · Σ_i x[i][k] over the rows i where (x·w)[i][j] > 0: column 0 of the
   // gradient is (x[0] + x[3]) / 8 = [3, 1, 0] / 8, column 1 is (x[0] + x[1] + x[2]) / 8 = [0, 3, 2] / 8.
+  // d loss / d z is the mean's 1/8 where relu let z through, and 0 where it zeroed z.
   std::cout << "loss = " << loss.item() << "\n";
+  std::cout << "z.grad() = " << z.grad() << "\n";
   std::cout << "w.grad() = " << w.grad() << "\n";
   std::cout << "graph written to " << path << "\n";
 }

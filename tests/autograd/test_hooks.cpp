@@ -1,0 +1,164 @@
+// register_hook and retain_grad (autograd/hooks.h): the values PyTorch 1.13 gives for the same programs,
+// a hook that replaces a gradient, one removed before backward, a leaf used twice, unbind's pieces,
+// create_graph, grad(), and the errors.
+#include "test_helpers.h"
+
+using namespace minigrad;
+using namespace minigrad::testing;
+
+BOOST_AUTO_TEST_SUITE(hooks)
+
+BOOST_AUTO_TEST_CASE(retain_grad_keeps_a_non_leaf_gradient_and_accumulates_it) {
+  // PyTorch: w = [1, 2]; y = w·3; y.retain_grad(); z = Σ y²: y.grad = 2y = [6, 12], then [12, 24] after
+  // a second backward through the same graph.
+  const Variable w = leaf({1, 2}, {2});
+  const Variable y = w * 3.0;
+  BOOST_TEST(!y.retains_grad());
+  y.retain_grad();
+  y.retain_grad();  // twice is once
+  BOOST_TEST(y.retains_grad());
+  BOOST_TEST(!w.retains_grad());  // a leaf keeps its gradient without it, as in PyTorch
+  w.retain_grad();
+  BOOST_TEST(!w.retains_grad());
+  const Variable z = sum(y * y);
+  z.backward({.retain_graph = true});
+  expect_equal(y.grad(), {6, 12});
+  z.backward();
+  expect_equal(y.grad(), {12, 24});
+  expect_equal(w.grad(), {36, 72});
+  y.zero_grad();
+  BOOST_TEST(!y.grad().defined());
+  // Without retain_grad, a non-leaf keeps nothing.
+  const Variable t = w * 2.0;
+  sum(t).backward();
+  BOOST_TEST(!t.grad().defined());
+}
+
+BOOST_AUTO_TEST_CASE(a_hook_sees_the_gradient_and_may_replace_it) {
+  // PyTorch: y2 = w·1 with a hook that prints g and returns g·10, retain_grad, Σ 2·y2: the hook sees
+  // [2, 2]; y2.grad and w's gradient are the replacement, [20, 20].
+  const Variable w = leaf({1, 2}, {2});
+  const Variable y = w * 1.0;
+  std::vector<double> seen;
+  y.register_hook([&](const Variable& g) {
+    seen = g.data().to_vector<double>();
+    return g * 10.0;
+  });
+  y.retain_grad();
+  sum(y * 2.0).backward();
+  BOOST_TEST(seen == (std::vector<double>{2, 2}), boost::test_tools::per_element());
+  expect_equal(y.grad(), {20, 20});
+  expect_equal(w.grad(), {20, 20});
+  // A hook that returns nothing lets the gradient pass; hooks run in the order they were registered.
+  const Variable u = w * 1.0;
+  std::string order;
+  u.register_hook([&](const Variable&) {
+    order += "a";
+    return Variable();
+  });
+  u.register_hook([&](const Variable& g) {
+    order += "b";
+    return g * 0.5;
+  });
+  u.register_hook([&](const Variable& g) {
+    order += "c";
+    BOOST_TEST(g.data().to_vector<double>() == (std::vector<double>{1, 1}), boost::test_tools::per_element());
+    return Variable();
+  });
+  w.zero_grad();
+  sum(u * 2.0).backward();
+  BOOST_TEST(order == "abc");
+  expect_equal(w.grad(), {1, 1});
+}
+
+BOOST_AUTO_TEST_CASE(a_removed_hook_is_not_called) {
+  const Variable w = leaf({1, 2}, {2});
+  const Variable y = w * 1.0;
+  int calls = 0;
+  HookHandle handle = y.register_hook([&](const Variable& g) {
+    ++calls;
+    return g * 0.0;
+  });
+  handle.remove();
+  handle.remove();  // a second time does nothing
+  sum(y).backward();
+  BOOST_TEST(calls == 0);
+  expect_equal(w.grad(), {1, 1});
+  // A leaf's hook, removed after one backward.
+  const Variable a = leaf({1}, {1});
+  HookHandle on_leaf = a.register_hook([&](const Variable& g) {
+    ++calls;
+    return g * 3.0;
+  });
+  sum(a * 2.0).backward();
+  on_leaf.remove();
+  sum(a * 2.0).backward();
+  BOOST_TEST(calls == 1);
+  expect_equal(a.grad(), {6 + 2});
+}
+
+BOOST_AUTO_TEST_CASE(a_leaf_hook_sees_the_sum_of_the_leafs_uses_once) {
+  // PyTorch: a = [1] with a hook; Σ(a·2 + a·3): the hook is called once, with [5].
+  const Variable a = leaf({1}, {1});
+  std::vector<std::vector<double>> seen;
+  a.register_hook([&](const Variable& g) {
+    seen.push_back(g.data().to_vector<double>());
+    return Variable();
+  });
+  sum(a * 2.0 + a * 3.0).backward();
+  BOOST_TEST(seen.size() == 1u);
+  BOOST_TEST(seen.at(0) == (std::vector<double>{5}), boost::test_tools::per_element());
+  expect_equal(a.grad(), {5});
+  // The root itself a leaf: its hook sees the seed.
+  const Variable r = leaf({4}, {1});
+  r.register_hook([](const Variable& g) { return g * 7.0; });
+  r.backward(Tensor::ones({1}, DType::Float64));
+  expect_equal(r.grad(), {7});
+}
+
+BOOST_AUTO_TEST_CASE(hooks_on_unbinds_pieces_and_under_create_graph_and_grad) {
+  // A piece of unbind's output: its replacement goes back into its place in the whole.
+  const Variable x = leaf({1, 2, 3, 4}, {2, 2});
+  const std::vector<Variable> rows = unbind(x * 1.0, 0);
+  rows[1].register_hook([](const Variable& g) { return g * 0.0; });
+  rows[1].retain_grad();
+  sum(rows[0] * 2.0 + rows[1] * 5.0).backward();
+  expect_equal(x.grad(), {2, 2, 0, 0});
+  expect_equal(rows[1].grad(), {0, 0});
+  // create_graph: a hook that triples y = x² makes dy/dx = 6x, and its derivative 6.
+  const Variable v = leaf({2}, {1});
+  const Variable y = v * v;
+  y.register_hook([](const Variable& g) { return g * 3.0; });
+  y.backward(Tensor::ones({1}, DType::Float64), {.create_graph = true});
+  expect_equal(v.grad(), {12});
+  const Variable dv = v.grad_variable();
+  v.zero_grad();
+  sum(dv).backward();
+  expect_equal(v.grad(), {6});
+  // grad() returns what the hooks made of a non-leaf's gradient.
+  const Variable p = leaf({1, 1}, {2});
+  const Variable q = p * 4.0;
+  q.register_hook([](const Variable& g) { return g + 1.0; });
+  const std::vector<Variable> found = grad({sum(q * q)}, {q, p});
+  expect_equal(found[0].data(), {9, 9});
+  expect_equal(found[1].data(), {36, 36});
+}
+
+BOOST_AUTO_TEST_CASE(hooks_refuse_what_has_no_gradient_and_wrong_replacements) {
+  const Variable constant(Tensor::ones({2}, DType::Float64));
+  expect_error<ValueError>(
+      [&] { constant.register_hook([](const Variable& g) { return g; }); },
+      "register_hook: the value does not require grad, so no gradient will pass through it");
+  expect_error<ValueError>(
+      [&] { constant.retain_grad(); },
+      "retain_grad: the value does not require grad, so it will have no gradient to keep");
+  const Variable w = leaf({1, 2}, {2});
+  const Variable y = w * 1.0;
+  y.register_hook([](const Variable&) { return Variable(Tensor::ones({3}, DType::Float64)); });
+  expect_error<ShapeError>(
+      [&] { sum(y).backward(); },
+      "register_hook: the hook returned a gradient of shape [3] float64 for a value of shape "
+      "[2] float64");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
