@@ -10,6 +10,8 @@
 #include "minigrad/autograd/gradcheck.h"
 #include "minigrad/autograd/graph.h"
 #include "minigrad/autograd/graphviz.h"
+#include "minigrad/autograd/hooks.h"
+#include "minigrad/autograd/observer.h"
 #include "minigrad/autograd/pointwise.h"
 #include "minigrad/autograd/variable.h"
 #include "minigrad/nn/nn.h"

@@ -14,11 +14,12 @@
 // The per-pass state (the gradient waiting at each node) lives in this pass's own vector, not in the
 // graph's nodes.
 //
-// Five things extend this path, each in a file of its own behind a one-line call here, and a first
-// reading can skip all five: the errors a wrong call or a wrong backward function gets
+// Six things extend this path, each in a file of its own behind a one-line call here, and a first
+// reading can skip all six: the errors a wrong call or a wrong backward function gets
 // (autograd/backward_checks.cpp), create_graph (autograd/backward_with_graph.cpp), the pieces of unbind's
-// output (autograd/output_parts.cpp), anomaly mode's checks (autograd/anomaly.cpp), and the hooks a
-// Variable may carry (register_hook, retain_grad: autograd/hooks.cpp).
+// output (autograd/output_parts.cpp), anomaly mode's checks (autograd/anomaly.cpp), the hooks a
+// Variable may carry (register_hook, retain_grad: autograd/hooks.cpp), and an observer that watches the
+// pass (autograd/observer.h).
 #include "minigrad/autograd/engine.h"
 
 #include <string>
@@ -26,6 +27,7 @@
 
 #include "minigrad/autograd/anomaly.h"
 #include "minigrad/autograd/functions.h"
+#include "minigrad/autograd/observer.h"
 #include "minigrad/autograd/slot_table.h"
 #include "minigrad/tensor/elementwise.h"
 
@@ -115,12 +117,14 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
   for (size_t r = 0; r < roots.size(); ++r) add_into(grads[order.slot_of.at(roots[r])], std::move(seeds[r]));
 
   HookedLeaves hooked_leaves;  // the gradients of leaves with hooks, summed over the pass: hooks.cpp
+  BackwardObserver* const watch = backward_observer();  // usually none: observer.h
 
   for (auto it = order.post_order.rbegin(); it != order.post_order.rend(); ++it) {
     Node& node = *it->node;
     Variable grad_output = std::move(grads[it->slot]);  // every consumer has added its share
     if (node.hooks && grad_output.defined()) grad_output = run_output_hooks(node, std::move(grad_output));
     if (sinks.node_output && grad_output.defined()) sinks.node_output(node, grad_output);
+    if (watch && grad_output.defined()) watch->on_node(node, grad_output);
     // No consumer sent a gradient (a user's backward may return none): nothing flows through here.
     if (!grad_output.defined()) {
       if (!retain_graph) node.release();
@@ -132,9 +136,11 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
       const Edge& edge = node.inputs[i];
       Variable& g = input_grads[i];
       if (!g.defined()) continue;
+      if (watch) watch->on_edge(node, i, g);
       if (edge.leaf && has_hooks(*edge.leaf)) {
         add_leaf_gradient(hooked_leaves, edge.leaf.get(), std::move(g));  // its hooks run after the walk
       } else if (edge.leaf) {
+        if (watch) watch->on_leaf(*edge.leaf, g);
         sinks.leaf(*edge.leaf, std::move(g));
       } else if (edge.node) {
         Variable& waiting = grads[order.slot_of.at(edge.node.get())];
@@ -147,7 +153,11 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
     }
     if (!retain_graph) node.release();  // free what the backward function saved
   }
-  for (auto& [leaf, g] : hooked_leaves) sinks.leaf(*leaf, after_leaf_hooks(*leaf, std::move(g)));
+  for (auto& [leaf, g] : hooked_leaves) {
+    Variable total = after_leaf_hooks(*leaf, std::move(g));
+    if (watch) watch->on_leaf(*leaf, total);
+    sinks.leaf(*leaf, std::move(total));
+  }
 }
 
 // Out of place: `g` may be shared with another input's gradient (add hands the same one to both inputs).

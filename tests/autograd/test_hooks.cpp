@@ -1,6 +1,9 @@
 // register_hook and retain_grad (autograd/hooks.h): the values PyTorch 1.13 gives for the same programs,
 // a hook that replaces a gradient, one removed before backward, a leaf used twice, unbind's pieces,
 // create_graph, grad(), and the errors.
+#include <string>
+#include <vector>
+
 #include "test_helpers.h"
 
 using namespace minigrad;
@@ -159,6 +162,65 @@ BOOST_AUTO_TEST_CASE(hooks_refuse_what_has_no_gradient_and_wrong_replacements) {
       [&] { sum(y).backward(); },
       "register_hook: the hook returned a gradient of shape [3] float64 for a value of shape "
       "[2] float64");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(observer)
+
+// Records what the engine reports, as text: "node relu [0.125,...]", "edge matmul 1 [...]", "leaf w [...]".
+struct Recorder : BackwardObserver {
+  std::vector<std::string> events;
+  static std::string values(const Variable& g) {
+    std::string text;
+    for (double v : g.data().to_vector<double>()) text += (text.empty() ? "" : ",") + std::to_string(v);
+    return "[" + text + "]";
+  }
+  void on_node(const Node& node, const Variable& g) override {
+    events.push_back(std::string("node ") + node.op + " " + values(g));
+  }
+  void on_edge(const Node& node, size_t input, const Variable& g) override {
+    events.push_back(std::string("edge ") + node.op + " " + std::to_string(input) + " " + values(g));
+  }
+  void on_leaf(const VariableImpl& leaf, const Variable& g) override {
+    events.push_back("leaf " + (leaf.extras ? leaf.extras->name : std::string()) + " " + values(g));
+  }
+};
+
+BOOST_AUTO_TEST_CASE(the_observer_sees_the_pass_in_the_engines_order_with_its_values) {
+  // A value used twice: h = x·w (1×1) feeds h·h, and w (2×1) feeds matmul and the broadcast + w. The
+  // engine runs sum, add, mul, matmul; two gradients meet at matmul's output (4 from each side of h·h)
+  // and two at w.
+  const Variable x(Tensor::from_values({1, 2}, {1, 2}, DType::Float64));
+  const Variable w = leaf({1, 0.5}, {2, 1});
+  w.set_name("w");
+  const Variable h = matmul(x, w);  // [[2]]
+  const Variable loss = sum(h * h + w);
+  Recorder recorder;
+  {
+    ObserveBackward watch(recorder);
+    loss.backward();
+  }
+  const std::vector<std::string> expected{
+      "node sum [1.000000]",
+      "edge sum 0 [1.000000,1.000000]",
+      "node add [1.000000,1.000000]",
+      "edge add 0 [2.000000]",  // summed back to h·h's shape (1, 1)
+      "edge add 1 [1.000000,1.000000]",
+      "leaf w [1.000000,1.000000]",
+      "node mul [2.000000]",
+      "edge mul 0 [4.000000]",
+      "edge mul 1 [4.000000]",
+      "node matmul [8.000000]",  // the two meet: 4 + 4
+      "edge matmul 1 [8.000000,16.000000]",
+      "leaf w [8.000000,16.000000]",
+  };
+  BOOST_TEST(recorder.events == expected, boost::test_tools::per_element());
+  expect_equal(w.grad(), {9, 17});
+  // Once the guard is gone, nothing is reported.
+  const Variable again = sum(w * 2.0);
+  again.backward();
+  BOOST_TEST(recorder.events.size() == expected.size());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,55 @@
+// Watching a backward pass as the engine runs it: which node runs, the gradient it receives and the one it
+// sends along each edge, and what reaches each leaf. A page that replays the pass (write_html), a test or
+// a teaching tool implements BackwardObserver and sets it for a scope:
+//
+//   struct Printer : BackwardObserver {
+//     void on_node(const Node& node, const Variable& g) override { std::cout << node.op << "\n"; }
+//   } printer;
+//   {
+//     ObserveBackward watch(printer);
+//     loss.backward();  // prints mean, relu, matmul
+//   }
+//
+// The values are the engine's own, as it computes them; with no observer set, a pass costs one test of a
+// pointer (autograd/engine.cpp). A backward from a leaf itself runs no node and reports nothing.
+#pragma once
+
+#include <cstddef>
+
+#include "minigrad/autograd/graph.h"
+
+namespace minigrad {
+
+class BackwardObserver {
+ public:
+  virtual ~BackwardObserver() = default;
+  // `node` is about to run its backward function on `grad_output`: the sum of what its consumers sent
+  // (after any hooks on the Variable it computed).
+  virtual void on_node(const Node& /*node*/, const Variable& /*grad_output*/) {}
+  // `node` sent `grad` along its input edge `input` (node.inputs[input]): to the node that computed that
+  // input, where it is added to what other consumers sent, or to a leaf.
+  virtual void on_edge(const Node& /*node*/, size_t /*input*/, const Variable& /*grad*/) {}
+  // `grad` reached `leaf` (after the leaf's hooks) and is about to be added into its gradient (or, for
+  // grad(), handed to the caller). A leaf used twice gets two calls; its gradient is their sum.
+  virtual void on_leaf(const VariableImpl& /*leaf*/, const Variable& /*grad*/) {}
+};
+
+// Makes `observer` watch this thread's backward passes while the guard lives; the previous one (if any)
+// watches again after.
+class ObserveBackward {
+ public:
+  explicit ObserveBackward(BackwardObserver& observer);
+  ~ObserveBackward();
+  ObserveBackward(const ObserveBackward&) = delete;
+  ObserveBackward& operator=(const ObserveBackward&) = delete;
+
+ private:
+  BackwardObserver* previous_;
+};
+
+namespace detail {
+// This thread's observer, or null.
+BackwardObserver* backward_observer();
+}  // namespace detail
+
+}  // namespace minigrad
