@@ -48,6 +48,12 @@ std::vector<std::pair<std::string, Variable>> Module::named_buffers() const {
   return out;
 }
 
+std::vector<std::pair<std::string, const Module*>> Module::named_modules() const {
+  std::vector<std::pair<std::string, const Module*>> out;
+  visit("", [&](const std::string& path, const Module& m) { out.emplace_back(path, &m); });
+  return out;
+}
+
 void Module::train(bool on) {
   training_ = on;
   for (auto& [name, child] : children_) child->train(on);

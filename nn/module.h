@@ -45,6 +45,8 @@ class Module {
   std::vector<Variable> parameters() const;
   // Buffers of this module and all its descendants, with dotted names.
   std::vector<std::pair<std::string, Variable>> named_buffers() const;
+  // This module ("") and all its descendants, with dotted paths, parents before children.
+  std::vector<std::pair<std::string, const Module*>> named_modules() const;
   // Direct children, in registration order.
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const { return children_; }
 

@@ -141,11 +141,17 @@ ModuleCall::ModuleCall(const Module& module, std::initializer_list<Variable> inp
 ModuleCall::~ModuleCall() = default;
 
 Variable ModuleCall::output(Variable output) {
+  if (module_.hooks_) output = run_hooks(std::move(output));
+  if (RecordModuleCalls* recording = detail::recording_module_calls)
+    recording->add(module_, inputs(), output);
+  return output;
+}
+
+Variable ModuleCall::run_hooks(Variable output) {
   const detail::ModuleHooks* hooks = module_.hooks_.get();
-  if (hooks == nullptr) return output;
   const auto forward_hooks = hooks->forward;  // a copy: a hook may remove itself while it runs
   for (const auto& [id, hook] : forward_hooks) {
-    Variable replaced = hook(module_, std::span<const Variable>(inputs_.data(), count_), output);
+    Variable replaced = hook(module_, inputs(), output);
     if (replaced.defined()) output = std::move(replaced);
   }
   if (!backward_ || !output.defined() || !output.requires_grad()) return output;
@@ -159,6 +165,29 @@ Variable ModuleCall::output(Variable output) {
     return Variable();
   });
   return output;
+}
+
+// ---- recording the calls ----
+
+namespace detail {
+constinit thread_local RecordModuleCalls* recording_module_calls = nullptr;
+}  // namespace detail
+
+RecordModuleCalls::RecordModuleCalls(const Module& root) : previous_(detail::recording_module_calls) {
+  for (const auto& [path, module] : root.named_modules()) paths_.emplace(module, path);
+  detail::recording_module_calls = this;
+}
+
+RecordModuleCalls::~RecordModuleCalls() {
+  detail::recording_module_calls = previous_;
+}
+
+void RecordModuleCalls::add(const Module& module, std::span<const Variable> inputs, const Variable& output) {
+  const auto path = paths_.find(&module);
+  const bool named = path != paths_.end() && !path->second.empty();
+  calls_.push_back({.label = named ? path->second + " (" + module.name() + ")" : module.name(),
+                    .inputs = {inputs.begin(), inputs.end()},
+                    .output = output});
 }
 
 }  // namespace minigrad::nn

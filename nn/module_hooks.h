@@ -26,6 +26,8 @@
 #include <initializer_list>
 #include <memory>
 #include <span>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "minigrad/autograd/hooks.h"
@@ -82,16 +84,56 @@ class ModuleCall {
   ~ModuleCall();
 
   const Variable& input(size_t i) const { return inputs_[i]; }
+  std::span<const Variable> inputs() const { return {inputs_.data(), count_}; }
   // Runs the forward hooks on `output`, then sets up the backward hooks' side of it; returns the output
   // the caller gets.
   Variable output(Variable output);
 
  private:
+  Variable run_hooks(Variable output);
+
   static constexpr size_t max_inputs = 4;  // attention takes three: queries, keys, values
   const Module& module_;
   std::array<Variable, max_inputs> inputs_;
   size_t count_ = 0;
   std::shared_ptr<detail::BackwardCall> backward_;  // only with a full backward hook on the module
 };
+
+// Records this thread's module calls while it lives, innermost first (a call is recorded as it returns):
+// the module boxes of the backward page (autograd/html_page.h), or a list of what a model ran.
+//
+//   nn::RecordModuleCalls calls(model);
+//   Variable loss = ...model.forward(x)...;
+//   for (const auto& call : calls.calls()) std::cout << call.label << "\n";  // "layers.0.linear1 (Linear)"
+//
+// With none alive, a module call costs one test of a thread-local pointer.
+class RecordModuleCalls {
+ public:
+  // Calls of `root` and its descendants are labelled with their path in root's tree and their class
+  // ("encoder.layers.0 (TransformerEncoderLayer)"); the root's and other modules' with their class.
+  explicit RecordModuleCalls(const Module& root);
+  ~RecordModuleCalls();
+  RecordModuleCalls(const RecordModuleCalls&) = delete;
+  RecordModuleCalls& operator=(const RecordModuleCalls&) = delete;
+
+  struct Call {
+    std::string label;
+    std::vector<Variable> inputs;  // as the module's forward read them (ModuleCall::input)
+    Variable output;               // as the caller got it
+  };
+  const std::vector<Call>& calls() const { return calls_; }
+
+ private:
+  friend class ModuleCall;
+  void add(const Module& module, std::span<const Variable> inputs, const Variable& output);
+
+  std::unordered_map<const Module*, std::string> paths_;
+  std::vector<Call> calls_;
+  RecordModuleCalls* previous_;
+};
+
+namespace detail {
+extern constinit thread_local RecordModuleCalls* recording_module_calls;  // this thread's, or null
+}  // namespace detail
 
 }  // namespace minigrad::nn

@@ -241,4 +241,25 @@ BOOST_AUTO_TEST_CASE(a_module_destroyed_before_backward_is_an_error_not_a_crash)
       "full backward hook: the module was destroyed before the backward pass reached it");
 }
 
+BOOST_AUTO_TEST_CASE(record_module_calls_lists_each_call_with_its_path_innermost_first) {
+  auto fc = linear_3_to_2();
+  nn::Sequential model(fc, std::make_shared<nn::ReLU>());
+  nn::Linear stranger(2, 2);
+  stranger.to(DType::Float64);
+  const Variable x = random_input({2, 3});
+  Variable y;
+  std::vector<std::string> labels;
+  {
+    nn::RecordModuleCalls recording(model);
+    y = stranger.forward(model.forward(x));
+    for (const auto& call : recording.calls()) labels.push_back(call.label);
+    BOOST_REQUIRE_EQUAL(recording.calls().size(), 4U);
+    BOOST_TEST(recording.calls()[0].inputs[0].is_same(x));
+    BOOST_TEST(recording.calls()[3].output.is_same(y));
+  }
+  const std::vector<std::string> expected{"0 (Linear)", "1 (ReLU)", "Sequential", "Linear"};
+  BOOST_TEST(labels == expected, boost::test_tools::per_element());
+  BOOST_TEST(nn::detail::recording_module_calls == nullptr);  // the guard is gone
+}
+
 BOOST_AUTO_TEST_SUITE_END()
