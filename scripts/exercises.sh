@@ -27,11 +27,10 @@ cmake --preset release >"$log" 2>&1 || { cat "$log"; exit 1; }
 passed=0
 for task in "${tasks[@]}"; do
   number=${task%%_*}
-  title=$task
   if ! build=$(cmake --build build/release -j "$(nproc)" --target "exercise_$number" 2>&1); then
     echo "$build" >>"$log"
-    printf '%-32s does not compile:\n' "$title"
-    grep -E "error" <<<"$build" | grep -v "make" | head -n 5 | sed 's/^/    /'
+    printf '%-32s does not compile:\n' "$task"
+    grep "error" <<<"$build" | grep -v "^g\?make" | head -n 5 | sed 's/^/    /'
     continue
   fi
   echo "$build" >>"$log"
@@ -42,17 +41,17 @@ for task in "${tasks[@]}"; do
   # message once.
   failures=$(sed -n 's/^.*error: in "\([^"]*\)": \(.*\)$/\1: \2/p' <<<"$output" | awk '!seen[$0]++')
   if [ "$status" -eq 0 ]; then
-    printf '%-32s passed\n' "$title"
+    printf '%-32s passed\n' "$task"
     passed=$((passed + 1))
   elif [ "$status" -eq 201 ] && ! grep -qv "not written yet" <<<"$failures"; then
-    printf '%-32s not written yet: exercises/%s.cpp\n' "$title" "$task"
+    printf '%-32s not written yet: exercises/%s.cpp\n' "$task" "$task"
   elif [ "$status" -eq 201 ]; then
-    printf '%-32s failed:\n' "$title"
+    printf '%-32s failed:\n' "$task"
     head -n 3 <<<"$failures" | sed 's/^/  - /'
     more=$(($(wc -l <<<"$failures") - 3))
     [ "$more" -gt 0 ] && echo "  ($more more: build/release/exercises/exercise_$number lists them all)"
   else
-    printf '%-32s crashed (exit status %s); its last words:\n' "$title" "$status"
+    printf '%-32s crashed (exit status %s); its last words:\n' "$task" "$status"
     tail -n 5 <<<"$output" | sed 's/^/    /'
   fi
 done
