@@ -15,28 +15,29 @@
 namespace minigrad {
 
 void HookHandle::remove() {
-  const std::shared_ptr<detail::HookList> list = list_.lock();
-  if (!list) return;
-  std::erase_if(list->hooks, [this](const detail::Hook& h) { return h.id == id_; });
+  const std::shared_ptr<void> list = list_.lock();
+  if (list) erase_(list.get(), id_);
   list_.reset();
 }
 
 namespace {
 
-// The hook list a Variable's hooks go into, made on first use.
-detail::HookList& hook_list(const Variable& v) {
+// The hook list a Variable's hooks go into (on the leaf, or on the node that computed it), made on first use.
+const std::shared_ptr<detail::HookList>& hook_list(const Variable& v) {
   std::shared_ptr<detail::HookList>& list =
       v.is_leaf() ? v.impl()->extras_to_write().hooks : v.grad_fn()->hooks;
   if (!list) list = std::make_shared<detail::HookList>();
-  return *list;
+  return list;
 }
 
 HookHandle add_hook(const Variable& v, GradHook fn, bool runs_last) {
-  detail::HookList& list = hook_list(v);
-  const uint64_t id = list.next_id++;
-  list.hooks.push_back({.id = id, .part = v.impl()->part, .fn = std::move(fn), .runs_last = runs_last});
-  const std::shared_ptr<detail::HookList>& owner = v.is_leaf() ? v.impl()->extras->hooks : v.grad_fn()->hooks;
-  return HookHandle(owner, id);
+  const std::shared_ptr<detail::HookList>& list = hook_list(v);
+  const uint64_t id = list->next_id++;
+  list->hooks.push_back({.id = id, .part = v.impl()->part, .fn = std::move(fn), .runs_last = runs_last});
+  return HookHandle(list, id, [](void* owner, uint64_t hook_id) {
+    std::erase_if(static_cast<detail::HookList*>(owner)->hooks,
+                  [hook_id](const detail::Hook& h) { return h.id == hook_id; });
+  });
 }
 
 // Adds a non-leaf's gradient into its .grad, as a leaf's is added: in place after the first, which is

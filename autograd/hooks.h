@@ -28,17 +28,21 @@ namespace detail {
 struct HookList;  // autograd/graph.h
 }  // namespace detail
 
-// What register_hook returns: remove() takes the hook off. Removing twice, or after the Variable is gone,
-// does nothing.
+// What register_hook returns (and nn::Module's register_forward_hook and register_full_backward_hook):
+// remove() takes the hook off. Removing twice, or after the Variable or module is gone, does nothing.
 class HookHandle {
  public:
+  // Takes the hook `id` off `list`, the list it was registered on.
+  using Erase = void (*)(void* list, uint64_t id);
   HookHandle() = default;
-  HookHandle(std::weak_ptr<detail::HookList> list, uint64_t id) : list_(std::move(list)), id_(id) {}
+  HookHandle(std::weak_ptr<void> list, uint64_t id, Erase erase)
+      : list_(std::move(list)), id_(id), erase_(erase) {}
   void remove();
 
  private:
-  std::weak_ptr<detail::HookList> list_;
+  std::weak_ptr<void> list_;
   uint64_t id_ = 0;
+  Erase erase_ = nullptr;
 };
 
 }  // namespace minigrad

@@ -17,59 +17,70 @@ std::string format_number(double v) {
 }  // namespace
 
 Variable ReLU::forward(const Variable& x) const {
-  return relu(x);
+  ModuleCall call(*this, {x});
+  return call.output(relu(call.input(0)));
 }
 Variable Tanh::forward(const Variable& x) const {
-  return tanh(x);
+  ModuleCall call(*this, {x});
+  return call.output(tanh(call.input(0)));
 }
 Variable Sigmoid::forward(const Variable& x) const {
-  return sigmoid(x);
+  ModuleCall call(*this, {x});
+  return call.output(sigmoid(call.input(0)));
 }
 Variable GELU::forward(const Variable& x) const {
-  return gelu(x);
+  ModuleCall call(*this, {x});
+  return call.output(gelu(call.input(0)));
 }
 
 Variable LeakyReLU::forward(const Variable& x) const {
-  return leaky_relu(x, negative_slope);
+  ModuleCall call(*this, {x});
+  return call.output(leaky_relu(call.input(0), negative_slope));
 }
 std::string LeakyReLU::extra_repr() const {
   return "negative_slope=" + format_number(negative_slope);
 }
 
 Variable SiLU::forward(const Variable& x) const {
-  return silu(x);
+  ModuleCall call(*this, {x});
+  return call.output(silu(call.input(0)));
 }
 
 Variable ELU::forward(const Variable& x) const {
-  return elu(x, alpha);
+  ModuleCall call(*this, {x});
+  return call.output(elu(call.input(0), alpha));
 }
 std::string ELU::extra_repr() const {
   return "alpha=" + format_number(alpha);
 }
 
 Variable Softplus::forward(const Variable& x) const {
-  return softplus(x, beta, threshold);
+  ModuleCall call(*this, {x});
+  return call.output(softplus(call.input(0), beta, threshold));
 }
 std::string Softplus::extra_repr() const {
   return "beta=" + format_number(beta) + ", threshold=" + format_number(threshold);
 }
 
 Variable Softmax::forward(const Variable& x) const {
-  return softmax(x, dim);
+  ModuleCall call(*this, {x});
+  return call.output(softmax(call.input(0), dim));
 }
 std::string Softmax::extra_repr() const {
   return "dim=" + std::to_string(dim);
 }
 
 Variable LogSoftmax::forward(const Variable& x) const {
-  return log_softmax(x, dim);
+  ModuleCall call(*this, {x});
+  return call.output(log_softmax(call.input(0), dim));
 }
 std::string LogSoftmax::extra_repr() const {
   return "dim=" + std::to_string(dim);
 }
 
 Variable Flatten::forward(const Variable& x) const {
-  return flatten(x, start_dim, end_dim);
+  ModuleCall call(*this, {x});
+  return call.output(flatten(call.input(0), start_dim, end_dim));
 }
 std::string Flatten::extra_repr() const {
   return "start_dim=" + std::to_string(start_dim) + ", end_dim=" + std::to_string(end_dim);

@@ -88,7 +88,10 @@ class LogSoftmax : public Module {
 // Its input, unchanged: a placeholder where a model may or may not have a layer.
 class Identity : public Module {
  public:
-  Variable forward(const Variable& x) const { return x; }
+  Variable forward(const Variable& x) const {
+    ModuleCall call(*this, {x});
+    return call.output(call.input(0));
+  }
   std::string name() const override { return "Identity"; }
 };
 

@@ -9,8 +9,10 @@ DotProductAttention::DotProductAttention(double p, Generator* generator) {
   dropout = register_module("dropout", std::make_shared<Dropout>(p, generator));
 }
 
-Variable DotProductAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
-                                      const AttentionMask& mask) const {
+Variable DotProductAttention::forward(const Variable& queries_in, const Variable& keys_in,
+                                      const Variable& values_in, const AttentionMask& mask) const {
+  ModuleCall call(*this, {queries_in, keys_in, values_in});
+  const Variable &queries = call.input(0), &keys = call.input(1), &values = call.input(2);
   const int r = queries.rank();
   if (r < 3 || keys.rank() != r || values.rank() != r || queries.shape()[r - 1] != keys.shape()[r - 1] ||
       keys.shape()[r - 2] != values.shape()[r - 2]) {
@@ -27,7 +29,7 @@ Variable DotProductAttention::forward(const Variable& queries, const Variable& k
       queries, keys, values,
       {.mask = mask, .dropout = drop ? dropout->p : 0, .seed = seed, .kernel = kernel});
   attention_weights_ = result.weights;
-  return result.output;  // (B, …, n_q, d_v)
+  return call.output(result.output);  // (B, …, n_q, d_v)
 }
 
 void set_attention_kernel(Module& module, AttentionKernel kernel) {
@@ -74,15 +76,17 @@ Variable MultiHeadAttention::project_values(const Variable& values) const {
   return split_heads(W_v->forward(values));
 }
 
-Variable MultiHeadAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
-                                     const AttentionMask& mask) const {
+Variable MultiHeadAttention::forward(const Variable& queries_in, const Variable& keys_in,
+                                     const Variable& values_in, const AttentionMask& mask) const {
+  ModuleCall call(*this, {queries_in, keys_in, values_in});
+  const Variable &queries = call.input(0), &keys = call.input(1), &values = call.input(2);
   if (queries.rank() != 3 || keys.rank() != 3 || values.rank() != 3 || keys.shape()[1] != values.shape()[1] ||
       queries.shape()[0] != keys.shape()[0] || keys.shape()[0] != values.shape()[0]) {
     throw ShapeError("MultiHeadAttention",
                      "expects queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v), got " +
                          queries.shape().str() + ", " + keys.shape().str() + ", " + values.shape().str());
   }
-  return attend(queries, project_keys(keys), project_values(values), mask);
+  return call.output(attend(queries, project_keys(keys), project_values(values), mask));
 }
 
 Variable MultiHeadAttention::attend(const Variable& queries, const Variable& heads_k, const Variable& heads_v,

@@ -62,15 +62,18 @@ void check_input(const Variable& x, int64_t num_hiddens) {
 
 }  // namespace
 
-Variable DecoderLayer::forward(const Variable& x, const Variable& memory, const DecoderMasks& masks) const {
+Variable DecoderLayer::forward(const Variable& input, const Variable& memory_in,
+                               const DecoderMasks& masks) const {
+  ModuleCall call(*this, {input, memory_in});
+  const Variable &x = call.input(0), &memory = call.input(1);
   check_input(x, options.num_hiddens);
   if (cross_attention) check_memory(x, memory, options.num_hiddens);
   // Causal, and padding keys hidden: PyTorch's tgt_mask plus tgt_key_padding_mask.
   const AttentionMask self_mask{.valid_lens = masks.target_valid_lens, .causal = true};
   const AttentionMask cross_mask{.valid_lens = masks.source_valid_lens};
-  return sublayers(
+  return call.output(sublayers(
       x, [&](const Variable& q) { return self_attention->forward(q, q, q, self_mask); },
-      [&](const Variable& q) { return cross_attention->forward(q, memory, memory, cross_mask); });
+      [&](const Variable& q) { return cross_attention->forward(q, memory, memory, cross_mask); }));
 }
 
 Variable DecoderLayer::forward_step(const Variable& x, LayerCache& cache,
@@ -173,11 +176,13 @@ Variable TransformerDecoder::logits(const Variable& x) const {
   return matmul(h, transpose(embedding->weight, 0, 1)) + output_bias;
 }
 
-Variable TransformerDecoder::forward(const Tensor& tokens, const Variable& memory,
+Variable TransformerDecoder::forward(const Tensor& tokens, const Variable& memory_in,
                                      const DecoderMasks& masks) const {
+  ModuleCall call(*this, {memory_in});  // the tokens are a Tensor
+  const Variable& memory = call.input(0);
   Variable x = embed(tokens, 0);
   for (const auto& layer : layer_list) x = layer->forward(x, memory, masks);
-  return logits(x);
+  return call.output(logits(x));
 }
 
 DecoderCache TransformerDecoder::start_cache(const Variable& memory, const Tensor& source_valid_lens) {
@@ -255,7 +260,8 @@ Variable Transformer::encode(const Tensor& source, const Tensor& source_valid_le
 }
 
 Variable Transformer::forward(const Tensor& source, const Tensor& target, const DecoderMasks& masks) const {
-  return decoder->forward(target, encode(source, masks.source_valid_lens), masks);
+  ModuleCall call(*this, {});  // the tokens are Tensors
+  return call.output(decoder->forward(target, encode(source, masks.source_valid_lens), masks));
 }
 
 }  // namespace minigrad::nn

@@ -11,7 +11,8 @@ Dropout::Dropout(double p_, Generator* generator_) : p(p_), generator(generator_
 }
 
 Variable Dropout::forward(const Variable& x) const {
-  return dropout(x, p, is_training(), generator);
+  ModuleCall call(*this, {x});
+  return call.output(dropout(call.input(0), p, is_training(), generator));
 }
 
 std::string Dropout::extra_repr() const {
@@ -25,7 +26,8 @@ Dropout2d::Dropout2d(double p_, Generator* generator_) : p(p_), generator(genera
 }
 
 Variable Dropout2d::forward(const Variable& x) const {
-  return dropout2d(x, p, is_training(), generator);
+  ModuleCall call(*this, {x});
+  return call.output(dropout2d(call.input(0), p, is_training(), generator));
 }
 
 std::string Dropout2d::extra_repr() const {

@@ -20,7 +20,8 @@ Embedding::Embedding(const EmbeddingOptions& opts) : options(opts) {
 }
 
 Variable Embedding::forward(const Tensor& ids) const {
-  return embedding(weight, ids, {.padding_idx = options.padding_idx, .sparse = options.sparse});
+  ModuleCall call(*this, {});  // the ids are a Tensor
+  return call.output(embedding(weight, ids, {.padding_idx = options.padding_idx, .sparse = options.sparse}));
 }
 
 std::string Embedding::extra_repr() const {

@@ -14,7 +14,8 @@ LayerNorm::LayerNorm(int64_t size, double eps_) : normalized_size(size), eps(eps
 }
 
 Variable LayerNorm::forward(const Variable& x) const {
-  return layer_norm(x, weight, bias, eps);
+  ModuleCall call(*this, {x});
+  return call.output(layer_norm(call.input(0), weight, bias, eps));
 }
 
 std::string LayerNorm::extra_repr() const {

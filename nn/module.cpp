@@ -48,6 +48,12 @@ std::vector<std::pair<std::string, Variable>> Module::named_buffers() const {
   return out;
 }
 
+std::vector<std::pair<std::string, const Module*>> Module::named_modules() const {
+  std::vector<std::pair<std::string, const Module*>> out;
+  visit("", [&](const std::string& path, const Module& m) { out.emplace_back(path, &m); });
+  return out;
+}
+
 void Module::train(bool on) {
   training_ = on;
   for (auto& [name, child] : children_) child->train(on);
@@ -155,6 +161,44 @@ std::vector<std::pair<std::string, Variable>> named_parameters_of(
     }
   }
   return all;
+}
+
+namespace {
+
+// A hook's id appears in one of the two lists.
+void erase_module_hook(void* list, uint64_t id) {
+  auto& hooks = *static_cast<detail::ModuleHooks*>(list);
+  std::erase_if(hooks.forward, [id](const auto& hook) { return hook.first == id; });
+  std::erase_if(hooks.backward, [id](const auto& hook) { return hook.first == id; });
+}
+
+// The module's hook lists, made on the first hook.
+detail::ModuleHooks& hook_lists(std::shared_ptr<detail::ModuleHooks>& hooks, const Module* module) {
+  if (!hooks) {
+    hooks = std::make_shared<detail::ModuleHooks>();
+    hooks->module = module;
+  }
+  return *hooks;
+}
+
+}  // namespace
+
+Module::~Module() {
+  if (hooks_) hooks_->module = nullptr;  // a backward pass still to come finds its module gone
+}
+
+HookHandle Module::register_forward_hook(ForwardHook hook) {
+  if (!hook) throw ValueError(name() + ".register_forward_hook", "the hook is empty");
+  detail::ModuleHooks& lists = hook_lists(hooks_, this);
+  lists.forward.emplace_back(lists.next_id, std::move(hook));
+  return HookHandle(hooks_, lists.next_id++, erase_module_hook);
+}
+
+HookHandle Module::register_full_backward_hook(FullBackwardHook hook) {
+  if (!hook) throw ValueError(name() + ".register_full_backward_hook", "the hook is empty");
+  detail::ModuleHooks& lists = hook_lists(hooks_, this);
+  lists.backward.emplace_back(lists.next_id, std::move(hook));
+  return HookHandle(hooks_, lists.next_id++, erase_module_hook);
 }
 
 }  // namespace minigrad::nn

@@ -22,13 +22,15 @@
 #include <vector>
 
 #include "minigrad/autograd/grad_mode.h"
+#include "minigrad/autograd/hooks.h"
 #include "minigrad/autograd/variable.h"
+#include "minigrad/nn/module_hooks.h"
 
 namespace minigrad::nn {
 
 class Module {
  public:
-  virtual ~Module() = default;
+  virtual ~Module();
   Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
@@ -43,6 +45,8 @@ class Module {
   std::vector<Variable> parameters() const;
   // Buffers of this module and all its descendants, with dotted names.
   std::vector<std::pair<std::string, Variable>> named_buffers() const;
+  // This module ("") and all its descendants, with dotted paths, parents before children.
+  std::vector<std::pair<std::string, const Module*>> named_modules() const;
   // Direct children, in registration order.
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const { return children_; }
 
@@ -60,6 +64,13 @@ class Module {
 
   // The module tree, as PyTorch prints it.
   std::string repr() const;
+
+  // Hooks on this module's calls (nn/module_hooks.h), each taken off by the handle's remove().
+  // A forward hook sees each call's inputs and output and may replace the output.
+  HookHandle register_forward_hook(ForwardHook hook);
+  // A full backward hook sees the gradients with respect to each call's inputs and output during backward,
+  // and may replace the inputs' gradients. The module must outlive the backward passes it hooks.
+  HookHandle register_full_backward_hook(FullBackwardHook hook);
 
   // A trainable tensor: a leaf Variable that requires grad.
   Variable register_parameter(std::string name, Tensor value);
@@ -87,6 +98,8 @@ class Module {
   std::vector<std::pair<std::string, Variable>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
+  friend class ModuleCall;
+  std::shared_ptr<detail::ModuleHooks> hooks_;  // none until a first hook is registered
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& module);

@@ -10,7 +10,8 @@ MaxPool1d::MaxPool1d(MaxPool1dOptions options_) : options(options_) {
 }
 
 Variable MaxPool1d::forward(const Variable& x) const {
-  return max_pool1d(x, options);
+  ModuleCall call(*this, {x});
+  return call.output(max_pool1d(call.input(0), options));
 }
 
 std::string MaxPool1d::extra_repr() const {
@@ -24,7 +25,8 @@ AvgPool1d::AvgPool1d(AvgPool1dOptions options_) : options(options_) {
 }
 
 Variable AvgPool1d::forward(const Variable& x) const {
-  return avg_pool1d(x, options);
+  ModuleCall call(*this, {x});
+  return call.output(avg_pool1d(call.input(0), options));
 }
 
 std::string AvgPool1d::extra_repr() const {
@@ -51,7 +53,8 @@ MaxPool2d::MaxPool2d(MaxPool2dOptions options_) : options(options_) {
 }
 
 Variable MaxPool2d::forward(const Variable& x) const {
-  return max_pool2d(x, options);
+  ModuleCall call(*this, {x});
+  return call.output(max_pool2d(call.input(0), options));
 }
 
 std::string MaxPool2d::extra_repr() const {
@@ -65,7 +68,8 @@ AvgPool2d::AvgPool2d(AvgPool2dOptions options_) : options(options_) {
 }
 
 Variable AvgPool2d::forward(const Variable& x) const {
-  return avg_pool2d(x, options);
+  ModuleCall call(*this, {x});
+  return call.output(avg_pool2d(call.input(0), options));
 }
 
 std::string AvgPool2d::extra_repr() const {

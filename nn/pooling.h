@@ -51,7 +51,10 @@ class AvgPool2d : public Module {
 class AdaptiveAvgPool2d : public Module {
  public:
   explicit AdaptiveAvgPool2d(Size2d output_size) : output_size(output_size) {}
-  Variable forward(const Variable& x) const { return adaptive_avg_pool2d(x, output_size); }
+  Variable forward(const Variable& x) const {
+    ModuleCall call(*this, {x});
+    return call.output(adaptive_avg_pool2d(call.input(0), output_size));
+  }
   std::string name() const override { return "AdaptiveAvgPool2d"; }
   std::string extra_repr() const override;
   Size2d output_size;

@@ -14,9 +14,11 @@ PositionWiseFFN::PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, A
   dense2 = register_module("dense2", std::make_shared<Linear>(ffn_num_hiddens, num_hiddens, true, generator));
 }
 
-Variable PositionWiseFFN::forward(const Variable& x) const {
+Variable PositionWiseFFN::forward(const Variable& input) const {
+  ModuleCall call(*this, {input});
+  const Variable& x = call.input(0);
   const Variable hidden = dense1->forward(x);
-  return dense2->forward(activation == Activation::ReLU ? relu(hidden) : gelu(hidden));
+  return call.output(dense2->forward(activation == Activation::ReLU ? relu(hidden) : gelu(hidden)));
 }
 
 AddNorm::AddNorm(int64_t normalized_size, double p, Generator* generator) {
@@ -25,7 +27,8 @@ AddNorm::AddNorm(int64_t normalized_size, double p, Generator* generator) {
 }
 
 Variable AddNorm::forward(const Variable& x, const Variable& y) const {
-  return ln->forward(dropout->forward(y) + x);
+  ModuleCall call(*this, {x, y});
+  return call.output(ln->forward(dropout->forward(call.input(1)) + call.input(0)));
 }
 
 EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
@@ -43,15 +46,17 @@ EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
       register_module("addnorm2", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
 }
 
-Variable EncoderLayer::forward(const Variable& x, const AttentionMask& mask) const {
+Variable EncoderLayer::forward(const Variable& input, const AttentionMask& mask) const {
+  ModuleCall call(*this, {input});
+  const Variable& x = call.input(0);
   if (!options.norm_first) {
     const Variable y = addnorm1->forward(x, attention->forward(x, x, x, mask));
-    return addnorm2->forward(y, ffn->forward(y));
+    return call.output(addnorm2->forward(y, ffn->forward(y)));
   }
   // Pre-norm uses the same modules in another order: the residual path stays un-normalized.
   const Variable n1 = addnorm1->ln->forward(x);
   const Variable y = x + addnorm1->dropout->forward(attention->forward(n1, n1, n1, mask));
-  return y + addnorm2->dropout->forward(ffn->forward(addnorm2->ln->forward(y)));
+  return call.output(y + addnorm2->dropout->forward(ffn->forward(addnorm2->ln->forward(y))));
 }
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
@@ -82,7 +87,8 @@ TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : 
 }
 
 Variable TransformerEncoder::forward(const Tensor& tokens, const AttentionMask& mask) const {
-  return encode(embed(tokens), mask);
+  ModuleCall call(*this, {});  // the tokens are a Tensor
+  return call.output(encode(embed(tokens), mask));
 }
 
 Variable TransformerEncoder::embed(const Tensor& tokens) const {

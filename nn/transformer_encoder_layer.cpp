@@ -28,8 +28,10 @@ std::string MultiheadAttention::extra_repr() const {
          ", batch_first=" + (options.batch_first ? "True" : "False");
 }
 
-Variable MultiheadAttention::forward(const Variable& query, const Variable& key, const Variable& value,
-                                     const AttentionMask& mask) const {
+Variable MultiheadAttention::forward(const Variable& query_in, const Variable& key_in,
+                                     const Variable& value_in, const AttentionMask& mask) const {
+  ModuleCall call(*this, {query_in, key_in, value_in});
+  const Variable &query = call.input(0), &key = call.input(1), &value = call.input(2);
   const int64_t e = options.embed_dim, h = options.num_heads;
   if (query.rank() != 3 || key.rank() != 3 || value.rank() != 3 || query.shape()[2] != e ||
       key.shape()[2] != e || value.shape()[2] != e || key.shape() != value.shape()) {
@@ -64,7 +66,8 @@ Variable MultiheadAttention::forward(const Variable& query, const Variable& key,
   // (B, h, n_q, E/h) -> (B, n_q, h, E/h) -> (B, n_q, E)
   const Variable merged =
       reshape(permute(result.output, {0, 2, 1, 3}), {q_in.shape()[0], q_in.shape()[1], e});
-  return batch_first(out_proj->forward(merged));  // the caller's layout again (a transpose is its inverse)
+  return call.output(
+      batch_first(out_proj->forward(merged)));  // the caller's layout again (a transpose is its inverse)
 }
 
 TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOptions& opts) : options(opts) {
@@ -90,6 +93,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOp
 }
 
 Variable TransformerEncoderLayer::forward(const Variable& src, const AttentionMask& mask) const {
+  ModuleCall call(*this, {src});
   auto self_attention = [&](const Variable& x) {
     return dropout1->forward(self_attn->forward(x, x, x, mask));
   };
@@ -98,7 +102,7 @@ Variable TransformerEncoderLayer::forward(const Variable& src, const AttentionMa
     const Variable activated = options.activation == Activation::ReLU ? relu(hidden) : gelu(hidden);
     return dropout2->forward(linear2->forward(dropout->forward(activated)));
   };
-  Variable x = src;
+  Variable x = call.input(0);
   if (options.norm_first) {
     x = x + self_attention(norm1->forward(x));
     x = x + feed_forward(norm2->forward(x));
@@ -106,7 +110,7 @@ Variable TransformerEncoderLayer::forward(const Variable& src, const AttentionMa
     x = norm1->forward(x + self_attention(x));
     x = norm2->forward(x + feed_forward(x));
   }
-  return x;
+  return call.output(x);
 }
 
 }  // namespace minigrad::nn

@@ -133,7 +133,7 @@ void Optimizer::load_state_tensors(const std::vector<std::pair<std::string, Tens
 // SGD
 
 SGD::SGD(ParameterList parameters, const SGDOptions& opts)
-    : Optimizer(std::move(parameters), opts.lr), options(opts) {
+    : Optimizer(std::move(parameters), opts.lr), options_(opts) {
   check_hyperparameter("SGD", "momentum", opts.momentum, 0, INFINITY);
   check_hyperparameter("SGD", "dampening", opts.dampening, 0, 1);
   check_hyperparameter("SGD", "weight_decay", opts.weight_decay, 0, INFINITY);
@@ -168,8 +168,8 @@ void sgd_step_rows(const Variable& param, const Tensor& grad, double lr) {
 
 void SGD::step() {
   NoGradGuard no_grad;
-  const double lr = lr_, momentum = options.momentum, dampening = options.dampening,
-               wd = options.weight_decay;
+  const double lr = lr_, momentum = options_.momentum, dampening = options_.dampening,
+               wd = options_.weight_decay;
   if (momentum != 0 || wd != 0) {
     refuse_row_sparse("SGD", parameters_, names_,
                       "SGD takes one only without momentum and weight decay, which would move every row "
@@ -196,7 +196,7 @@ void SGD::step() {
           T d = g[k] + T(wd) * p[k];
           if (b) {
             b[k] = first ? d : T(momentum) * b[k] + T(1 - dampening) * d;
-            d = options.nesterov ? d + T(momentum) * b[k] : b[k];
+            d = options_.nesterov ? d + T(momentum) * b[k] : b[k];
           }
           p[k] -= T(lr) * d;
         }
@@ -212,7 +212,7 @@ void SGD::step() {
 Adam::Adam(ParameterList parameters, const AdamOptions& opts) : Adam(std::move(parameters), opts, false) {}
 
 Adam::Adam(ParameterList parameters, const AdamOptions& opts, bool decoupled)
-    : Optimizer(std::move(parameters), opts.lr), options(opts), decoupled_(decoupled) {
+    : Optimizer(std::move(parameters), opts.lr), options_(opts), decoupled_(decoupled) {
   const char* op = decoupled ? "AdamW" : "Adam";  // name() is not yet AdamW's while this constructor runs
   check_hyperparameter(op, "betas[0]", opts.betas.first, 0, 1 - 1e-12);
   check_hyperparameter(op, "betas[1]", opts.betas.second, 0, 1 - 1e-12);
@@ -224,8 +224,8 @@ void Adam::step() {
   NoGradGuard no_grad;
   refuse_row_sparse(name(), parameters_, names_,
                     name() + " does not take one, since it moves every row; use SparseAdam for it");
-  const double lr = lr_, b1 = options.betas.first, b2 = options.betas.second, eps = options.eps,
-               wd = options.weight_decay;
+  const double lr = lr_, b1 = options_.betas.first, b2 = options_.betas.second, eps = options_.eps,
+               wd = options_.weight_decay;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& param = parameters_[i];
     if (!param.grad().defined()) continue;
@@ -267,7 +267,7 @@ AdamW::AdamW(ParameterList parameters, const AdamWOptions& o)
 // SparseAdam
 
 SparseAdam::SparseAdam(ParameterList parameters, const SparseAdamOptions& opts)
-    : Optimizer(std::move(parameters), opts.lr), options(opts) {
+    : Optimizer(std::move(parameters), opts.lr), options_(opts) {
   check_hyperparameter("SparseAdam", "betas[0]", opts.betas.first, 0, 1 - 1e-12);
   check_hyperparameter("SparseAdam", "betas[1]", opts.betas.second, 0, 1 - 1e-12);
   check_hyperparameter("SparseAdam", "eps", opts.eps, 0, INFINITY);
@@ -283,7 +283,7 @@ void SparseAdam::step() {
                                          "embedding with sparse = true): use Adam for it");
     }
   }
-  const double lr = lr_, b1 = options.betas.first, b2 = options.betas.second, eps = options.eps;
+  const double lr = lr_, b1 = options_.betas.first, b2 = options_.betas.second, eps = options_.eps;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Variable& param = parameters_[i];
     const Tensor& grad = param.grad();

@@ -54,6 +54,7 @@ class Optimizer {
   // Forgets every parameter's gradient.
   void zero_grad();
 
+  // The learning rate, the one a schedule changes: options().lr reads it too.
   double learning_rate() const { return lr_; }
   void set_learning_rate(double lr);
   const std::vector<Variable>& parameters() const { return parameters_; }
@@ -76,6 +77,12 @@ class Optimizer {
   std::vector<Variable> parameters_;
   std::vector<std::string> names_;  // parameters_[i]'s name in the saved state
   double lr_;
+  // A subclass's options as step() uses them: those it was made with, and the learning rate as it is now.
+  template <typename Options>
+  Options with_learning_rate(Options options) const {
+    options.lr = lr_;
+    return options;
+  }
 };
 
 struct SGDOptions {
@@ -100,10 +107,13 @@ class SGD : public Optimizer {
   SGD(ParameterList parameters, const SGDOptions& options);
   void step() override;
   std::string name() const override { return "SGD"; }
-  SGDOptions options;
+  SGDOptions options() const { return with_learning_rate(options_); }
 
  protected:
   std::vector<std::string> state_keys() const override { return {"momentum_buffer"}; }
+
+ private:
+  SGDOptions options_;  // its lr is learning_rate()'s first value; step() reads learning_rate()
 };
 
 struct AdamOptions {
@@ -123,7 +133,7 @@ class Adam : public Optimizer {
   Adam(ParameterList parameters, const AdamOptions& options);
   void step() override;
   std::string name() const override { return "Adam"; }
-  AdamOptions options;
+  AdamOptions options() const { return with_learning_rate(options_); }
 
  protected:
   // AdamW shares the update and differs only in how weight decay enters.
@@ -131,6 +141,7 @@ class Adam : public Optimizer {
   std::vector<std::string> state_keys() const override { return {"step", "exp_avg", "exp_avg_sq"}; }
 
  private:
+  AdamOptions options_;  // its lr is learning_rate()'s first value; step() reads learning_rate()
   bool decoupled_;
 };
 
@@ -168,10 +179,13 @@ class SparseAdam : public Optimizer {
   SparseAdam(ParameterList parameters, const SparseAdamOptions& options);
   void step() override;
   std::string name() const override { return "SparseAdam"; }
-  SparseAdamOptions options;
+  SparseAdamOptions options() const { return with_learning_rate(options_); }
 
  protected:
   std::vector<std::string> state_keys() const override { return {"step", "exp_avg", "exp_avg_sq"}; }
+
+ private:
+  SparseAdamOptions options_;  // its lr is learning_rate()'s first value; step() reads learning_rate()
 };
 
 // Scales all gradients together so that their joint L2 norm is at most max_norm, as PyTorch's

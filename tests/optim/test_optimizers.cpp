@@ -78,6 +78,26 @@ BOOST_AUTO_TEST_CASE(adamw_matches_pytorch) {
                 {0.9764209861415688, -1.984092249393122, 0.49316897712189794}});
 }
 
+BOOST_AUTO_TEST_CASE(the_learning_rate_has_one_value_that_options_and_step_both_read) {
+  // After set_learning_rate (a schedule's), options().lr says the new rate and step() uses it.
+  Variable p(Tensor::from_values({1.0}, {1}, DType::Float64), true);
+  optim::SGD sgd({p}, {.lr = 0.1, .momentum = 0.5});
+  sgd.set_learning_rate(0.25);
+  BOOST_TEST(sgd.learning_rate() == 0.25);
+  BOOST_TEST(sgd.options().lr == 0.25);
+  BOOST_TEST(sgd.options().momentum == 0.5);
+  p.set_grad(Tensor::from_values({2.0}, {1}, DType::Float64));
+  sgd.step();
+  BOOST_TEST(p.data().item() == 1.0 - 0.25 * 2.0);
+  optim::AdamW adamw({p}, {.lr = 1e-3});
+  adamw.set_learning_rate(5e-4);
+  BOOST_TEST(adamw.options().lr == 5e-4);
+  BOOST_TEST(adamw.options().weight_decay == 1e-2);
+  optim::SparseAdam sparse({p}, {.lr = 1e-3});
+  sparse.set_learning_rate(2e-3);
+  BOOST_TEST(sparse.options().lr == 2e-3);
+}
+
 BOOST_AUTO_TEST_CASE(parameters_without_a_gradient_are_skipped) {
   Variable used(Tensor::ones({2}, DType::Float64), true), unused(Tensor::ones({2}, DType::Float64), true);
   optim::Adam adam({used, unused}, {.lr = 0.1});
