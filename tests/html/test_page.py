@@ -5,9 +5,11 @@ Runs the tour with --html, steps through the whole backward pass on the page, an
 ran once, in the engine's order (mean, relu, matmul); that the gradient the page shows for the leaf w and
 for z (matmul's output) are the ones the program printed; then does the same over used_twice's page,
 where two gradients meet at matmul's output and at w: the page must show g1 + g2 = total with the
-engine's total. Screenshots of both pages go into --out.
+engine's total; and over a Transformer layer's page, where each module call is a box: the layer's one
+box opens on a click into its modules' boxes, and every step highlights one box (the op, or the closed
+module it runs in). Screenshots of the three pages go into --out (docs/images/ has two of them).
 
-  test_page.py --tour EXE --used-twice EXE --out DIR
+  test_page.py --tour EXE --used-twice EXE --encoder-layer EXE --out DIR
 
 Where Chromium, its driver or Selenium is missing (Debian: chromium chromium-driver python3-selenium;
 scripts/test.sh installs them), it says which and exits 77, which CTest reports as skipped.
@@ -59,9 +61,8 @@ def browser():
     return webdriver.Chrome(service=Service(driver), options=options), None
 
 
-def run_program(exe, page, out):
-    result = subprocess.run([exe, "--html", str(page)], cwd=out, capture_output=True, text=True, check=True)
-    return result.stdout
+def run_program(command, out):
+    return subprocess.run(command, cwd=out, capture_output=True, text=True, check=True).stdout
 
 
 def step_through(driver):
@@ -83,7 +84,7 @@ def step_through(driver):
 def check_tour(driver, exe, out):
     from selenium.webdriver.common.by import By
     page = out / "tour.html"
-    stdout = run_program(exe, page, out)
+    stdout = run_program([exe, "--html", str(page)], out)
     driver.get(page.as_uri())
     assert "Graphviz" in driver.find_element(By.ID, "layout").text or "own" in driver.find_element(By.ID, "layout").text
     print("layout:", driver.find_element(By.ID, "layout").text)
@@ -104,7 +105,7 @@ def check_tour(driver, exe, out):
 def check_used_twice(driver, exe, out):
     from selenium.webdriver.common.by import By
     page = out / "used_twice.html"
-    stdout = run_program(exe, page, out)
+    stdout = run_program([exe, "--html", str(page)], out)
     driver.get(page.as_uri())
     ran = step_through(driver)
     assert ran == ["sum", "add", "mul", "matmul"], ran
@@ -123,10 +124,36 @@ def check_used_twice(driver, exe, out):
     driver.save_screenshot(str(out / "used_twice.png"))
 
 
+def check_encoder_layer(driver, exe, out):
+    from selenium.webdriver.common.by import By
+    page = out / "encoder_layer.html"
+    run_program([exe, str(page)], out)
+    driver.get(page.as_uri())
+
+    def boxes():
+        return [b.get_attribute("data-name") for b in driver.find_elements(By.CSS_SELECTOR, "g.box")]
+
+    assert "TransformerEncoderLayer" in boxes() and len(boxes()) < 6, f"the layer is not one closed box: {boxes()}"
+    closed = len(boxes())
+    driver.find_element(By.CSS_SELECTOR, 'g.box[data-name="TransformerEncoderLayer"]').click()
+    opened = boxes()
+    for module in ("self_attn (MultiheadAttention)", "norm1 (LayerNorm)", "linear1 (Linear)", "linear2 (Linear)"):
+        assert module in opened, f"{module} not among the boxes after opening the layer: {opened}"
+    print(f"ok: the layer's box ({closed} boxes) opens into its modules' ({len(opened)} boxes)")
+    ran = step_through(driver)  # one highlighted box a step
+    assert "self_attn (MultiheadAttention)" in ran and "linear1 (Linear)" in ran, ran
+    print(f"ok: {len(ran)} steps, each highlighting one box")
+    driver.find_element(By.ID, "reset").click()
+    for _ in range(12):
+        driver.find_element(By.ID, "step").click()
+    driver.save_screenshot(str(out / "encoder_layer.png"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tour", required=True)
     parser.add_argument("--used-twice", required=True)
+    parser.add_argument("--encoder-layer", required=True)
     parser.add_argument("--out", required=True, type=pathlib.Path)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -137,6 +164,7 @@ def main():
     try:
         check_tour(driver, args.tour, args.out.resolve())
         check_used_twice(driver, args.used_twice, args.out.resolve())
+        check_encoder_layer(driver, args.encoder_layer, args.out.resolve())
     finally:
         driver.quit()
     print(f"the backward page works in Chromium; screenshots in {args.out}")
