@@ -118,12 +118,29 @@ class ModifiedInPlaceError : public Error {
   using Error::Error;
 };
 
+class RecordGraph;  // autograd/graph_recorder.h
+class SavedTensor;
+
+namespace detail {
+// The RecordGraph recording this thread's forward pass, or null (usually): tested once per recorded op
+// and per saved tensor, and defined with no dynamic initialization, so that the test is one load.
+extern constinit thread_local RecordGraph* graph_recording;
+// What a RecordGraph hears: an op's tensors saved for backward, the op recorded, an op not recorded
+// (grad mode off, or no input requires grad: what it saved is dropped).
+void record_saved(const SavedTensor& saved);
+void record_op(const std::shared_ptr<Node>& node, const Tensor& output, std::span<const Variable> inputs);
+void drop_saved();
+}  // namespace detail
+
 class SavedTensor {
  public:
   SavedTensor() = default;
   // A constant (ids, targets, masks) or the op's own output.
   explicit SavedTensor(Tensor tensor)
-      : tensor_(std::move(tensor)), version_(tensor_.defined() ? tensor_.version() : 0) {}
+      : tensor_(std::move(tensor)), version_(tensor_.defined() ? tensor_.version() : 0) {
+    if (detail::graph_recording && tensor_.defined()) [[unlikely]]
+      detail::record_saved(*this);
+  }
   // An input: its data, and, if it requires grad, its place in the graph.
   explicit SavedTensor(const Variable& input) : SavedTensor(input.data()) {
     if (input.requires_grad()) input_ = input.impl();
@@ -192,7 +209,11 @@ Variable record(const char* op, Tensor output, std::span<const Variable> inputs,
                 "a backward function is (const Variable& g, NeedsGrad) -> VariableGrads, or, first order "
                 "only, (const Tensor& g, NeedsGrad) -> Grads");
   if (AnomalyMode::is_enabled()) detail::check_forward_anomaly(op, output, inputs);
-  if (!GradMode::is_enabled() || !detail::any_requires_grad(inputs)) return Variable(std::move(output));
+  if (!GradMode::is_enabled() || !detail::any_requires_grad(inputs)) {
+    if (detail::graph_recording) [[unlikely]]
+      detail::drop_saved();  // autograd/graph_recorder.h
+    return Variable(std::move(output));
+  }
   auto node = std::make_shared<detail::NodeWith<F>>(std::move(backward));
   return detail::connect(std::move(node), op, std::move(output), inputs);
 }

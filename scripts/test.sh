@@ -7,8 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # python3-torch (PyTorch 1.13) is for the tests only: the float64 parity tests against PyTorch run on
-# every machine instead of being skipped. The library never links it.
-scripts/install-deps.sh clang-format python3-torch
+# every machine instead of being skipped. The library never links it. chromium, chromium-driver and
+# python3-selenium: the backward page's test drives a real browser; graphviz: that page's layout (and
+# dot files' pictures). Neither is needed to build minigrad.
+scripts/install-deps.sh clang-format python3-torch chromium chromium-driver python3-selenium graphviz
 
 echo "== Formatting (.clang-format) =="
 # Unformatted code fails the suite: run `git ls-files '*.cpp' '*.h' | xargs clang-format -i` to fix it.

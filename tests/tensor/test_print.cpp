@@ -1,5 +1,8 @@
+#include <cmath>
+#include <limits>
 #include <sstream>
 
+#include "minigrad/tensor/summary.h"
 #include "test_helpers.h"
 
 using namespace minigrad;
@@ -47,6 +50,32 @@ BOOST_AUTO_TEST_CASE(big_tensors_are_elided_like_pytorch) {
   BOOST_TEST(m.find("...,\n") != std::string::npos);   // rows elided
   BOOST_TEST(m.find("1599.]]") != std::string::npos);  // the last element is shown
   BOOST_TEST(m.size() < 800);
+}
+
+// summarize (tensor/summary.h), the backward page's view of a tensor.
+BOOST_AUTO_TEST_CASE(a_summary_has_a_small_tensor_whole_and_a_large_one_in_a_few_numbers) {
+  const TensorSummary small = summarize(Tensor::from_values({1, -2, 3, 4}, {2, 2}, DType::Float64));
+  BOOST_TEST(small.complete);
+  BOOST_TEST(small.values == (std::vector<double>{1, -2, 3, 4}));
+  BOOST_TEST(small.mean == 1.5);
+  BOOST_TEST(small.min == -2);
+  BOOST_TEST(small.max == 4);
+  const TensorSummary large = summarize(Tensor::arange(0, 100, 1, DType::Float64).reshape({10, 10}));
+  BOOST_TEST(!large.complete);
+  BOOST_TEST(large.values == (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7}));
+  BOOST_TEST(large.mean == 49.5);
+  BOOST_TEST(large.max == 99);
+  BOOST_TEST(large.shape.str() == "[10,10]");
+}
+
+BOOST_AUTO_TEST_CASE(a_summary_of_a_tensor_with_a_nan_says_nan) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& values : {std::vector<double>{nan, 1, 2}, std::vector<double>{1, nan, 2}}) {
+    const TensorSummary s = summarize(Tensor::from_values(values, {3}, DType::Float64));
+    BOOST_TEST(std::isnan(s.mean));
+    BOOST_TEST(std::isnan(s.min));
+    BOOST_TEST(std::isnan(s.max));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
