@@ -35,7 +35,8 @@ for task in "${tasks[@]}"; do
   fi
   echo "$build" >>"$log"
   status=0
-  output=$("build/release/exercises/exercise_$number" --log_level=error --report_level=no --color_output=no 2>&1) ||
+  # --log_level=message: a test's hint logged before a step that may crash is among a crash's last words.
+  output=$("build/release/exercises/exercise_$number" --log_level=message --report_level=no --color_output=no 2>&1) ||
     status=$?
   # Boost.Test's lines for a failed check or an exception, `file(line): error: in "case": message`, each
   # message once.

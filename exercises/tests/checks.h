@@ -1,6 +1,9 @@
 // What the exercises' tests share: comparing a learner's tensors with minigrad's own.
 #pragma once
 
+#include <boost/test/unit_test.hpp>
+#include <string>
+
 #include "minigrad/minigrad.h"
 
 namespace minigrad::exercises {
@@ -24,6 +27,21 @@ inline Variable random_leaf(const Shape& shape, Generator& gen, double stddev = 
 // A second leaf with the same values, for running minigrad's own op next to the learner's.
 inline Variable copy_of(const Variable& leaf) {
   return Variable(leaf.data().clone(), true);
+}
+
+// Runs f, which runs the learner's backward, and turns a minigrad error thrown there (a product of
+// unaligned shapes, a gradient of the wrong shape, a saved tensor modified in place) into a failed check
+// that says `hint` and then the error, where Boost.Test alone reports the bare error at "unknown
+// location". Whether f ran to its end.
+template <typename F>
+bool runs_without_error(const std::string& hint, const F& f) {
+  try {
+    f();
+    return true;
+  } catch (const Error& error) {
+    BOOST_ERROR(hint << " (it threw " << error.what() << ")");
+    return false;
+  }
 }
 
 }  // namespace minigrad::exercises
