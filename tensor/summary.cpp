@@ -1,35 +1,27 @@
 #include "minigrad/tensor/summary.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
+
+#include "minigrad/tensor/reduce.h"
 
 namespace minigrad {
 
 TensorSummary summarize(const Tensor& t, int64_t max_complete, int64_t first) {
+  // Ids and masks are summarised as numbers too; the reductions take floating point.
+  const Tensor dense = t.to_dense();
+  const Tensor x = is_floating(dense.dtype()) ? dense : dense.to(DType::Float64);
   TensorSummary s;
-  s.shape = t.shape();
-  s.dtype = t.dtype();
-  std::vector<double> all = t.to_dense().to_vector<double>();
-  if (!all.empty()) {
-    // Summed in double, in order: good enough to look at, and the same on every run.
-    double sum = 0.0;
-    s.min = s.max = all[0];
-    for (double v : all) {
-      sum += v;
-      if (std::isnan(v) || std::isnan(s.min)) {
-        s.min = s.max = std::numeric_limits<double>::quiet_NaN();  // NaN propagates, as in torch.min
-      } else {
-        s.min = std::min(s.min, v);
-        s.max = std::max(s.max, v);
-      }
-    }
-    s.mean = sum / static_cast<double>(all.size());
+  s.shape = dense.shape();
+  s.dtype = dense.dtype();
+  const int64_t n = x.numel();
+  if (n > 0) {  // mean, min and max propagate a NaN, as PyTorch's
+    s.mean = mean(x).item();
+    s.min = min(x).item();
+    s.max = max(x).item();
   }
-  s.complete = static_cast<int64_t>(all.size()) <= max_complete;
-  if (!s.complete)
-    all.resize(static_cast<size_t>(std::min<int64_t>(first, static_cast<int64_t>(all.size()))));
-  s.values = std::move(all);
+  s.complete = n <= max_complete;
+  const Tensor flat = x.flatten();
+  s.values = (s.complete ? flat : flat.slice(0, 0, std::min(first, n))).to_vector<double>();
   return s;
 }
 

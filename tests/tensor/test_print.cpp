@@ -66,6 +66,11 @@ BOOST_AUTO_TEST_CASE(a_summary_has_a_small_tensor_whole_and_a_large_one_in_a_few
   BOOST_TEST(large.mean == 49.5);
   BOOST_TEST(large.max == 99);
   BOOST_TEST(large.shape.str() == "[10,10]");
+  // Ids (a constant input) are numbers too, their dtype kept.
+  const TensorSummary ids = summarize(Tensor::from_vector<int64_t>({3, 1, 2}, {3}));
+  BOOST_TEST(ids.values == (std::vector<double>{3, 1, 2}));
+  BOOST_TEST(ids.mean == 2);
+  BOOST_TEST((ids.dtype == DType::Int64));
 }
 
 BOOST_AUTO_TEST_CASE(a_summary_of_a_tensor_with_a_nan_says_nan) {
