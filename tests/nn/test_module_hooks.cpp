@@ -241,6 +241,30 @@ BOOST_AUTO_TEST_CASE(a_module_destroyed_before_backward_is_an_error_not_a_crash)
       "full backward hook: the module was destroyed before the backward pass reached it");
 }
 
+BOOST_AUTO_TEST_CASE(a_hooked_module_differentiates_once_and_twice_as_the_unhooked_one) {
+  // The identity ops a backward hook adds (one input, and several joined) keep first and second
+  // derivatives: gradcheck and gradgradcheck in float64 (a random upstream gradient inside both).
+  nn::MultiHeadAttention attention(4, 2, 0.0);
+  attention.to(DType::Float64);
+  int calls = 0;
+  attention.register_full_backward_hook(
+      [&](const nn::Module&, std::span<const Variable>, std::span<const Variable>) {
+        ++calls;
+        return std::vector<Variable>();
+      });
+  auto f = [&](const std::vector<Variable>& x) { return attention.forward(x[0], x[1], x[1]); };
+  const std::vector<Variable> inputs{random_input({2, 3, 4}), random_input({2, 3, 4})};
+  BOOST_TEST(gradcheck(f, inputs).passed);
+  BOOST_TEST(gradgradcheck(f, inputs).passed);
+  BOOST_TEST(calls > 0);
+  auto fc = linear_3_to_2();
+  fc->register_full_backward_hook([](const nn::Module&, std::span<const Variable>,
+                                     std::span<const Variable>) { return std::vector<Variable>(); });
+  BOOST_TEST(
+      gradgradcheck([&](const std::vector<Variable>& x) { return fc->forward(x[0]); }, {random_input({2, 3})})
+          .passed);
+}
+
 BOOST_AUTO_TEST_CASE(record_module_calls_lists_each_call_with_its_path_innermost_first) {
   auto fc = linear_3_to_2();
   nn::Sequential model(fc, std::make_shared<nn::ReLU>());
