@@ -311,6 +311,7 @@ json graphviz_layout(const Graph& graph, const json& groups) {
 
   const char* tmp = std::getenv("TMPDIR");
   std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/minigrad-page-XXXXXX";
+  if (path.find('\'') != std::string::npos) return nullptr;  // it goes between single quotes to the shell
   const int fd = mkstemp(path.data());
   if (fd < 0) return nullptr;
   const std::string text = dot.str();
@@ -386,9 +387,10 @@ std::string backward_page(const Variable& loss, const HtmlPageOptions& options) 
 
   const json layout = options.graphviz ? graphviz_layout(graph, groups) : json(nullptr);
   const char* layout_note =
-      layout.is_null() ? (options.graphviz ? "minigrad's own layered layout (Graphviz's dot is not on PATH)"
-                                           : "minigrad's own layered layout")
-                       : "Graphviz (dot)";
+      layout.is_null()
+          ? (options.graphviz ? "minigrad's own layered layout (Graphviz's dot is not on PATH, or it failed)"
+                              : "minigrad's own layered layout")
+          : "Graphviz (dot)";
   const json data = {{"title", options.title},     {"values_recorded", options.recording != nullptr},
                      {"vertices", graph.vertices}, {"edges", graph.edges},
                      {"groups", groups_out},       {"steps", pass.steps},
