@@ -156,10 +156,11 @@ echo
 echo "minigrad's BLAS (from /proc/self/maps): $(blas_of minigrad)"
 [ -z "$python" ] || echo "PyTorch's BLAS (from /proc/self/maps): $(blas_of pytorch)"
 echo
-echo -n "| config (d,heads,ffn,layers,seq,batch) | threads | minigrad ms/step | PyTorch ms/step | PyTorch ÷ minigrad "
+cpu=$(short_machine)
+echo -n "| CPU (family/model) | config (d,heads,ffn,layers,seq,batch) | threads | minigrad ms/step | PyTorch ms/step | PyTorch ÷ minigrad "
 echo -n "| PyTorch+mallopt ms/step | PyTorch+mallopt ÷ minigrad | minigrad tokens/s | peak RSS MB minigrad / PyTorch "
 echo "| page faults/step minigrad / PyTorch | matmul GFLOP/s minigrad / PyTorch | % of sgemm peak minigrad / PyTorch | sgemm peak GFLOP/s |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for c in $configs; do
   for t in $thread_counts; do
     mg() { stat minigrad "$c" "$t" "$1"; }
@@ -167,7 +168,7 @@ for c in $configs; do
     shape=$(for key in d heads ffn layers seq batch; do mg $key; done | paste -sd,)
     ms=$(mg ms_per_step) pms=$(pt ms_per_step) mms=$(stat pytorch-mallopt "$c" "$t" ms_per_step)
     peak=$(stat sgemm "$c" "$t" gflops)
-    row="| $c ($shape) | $t | $(fmt "$ms" %.1f) | $(fmt "$pms" %.1f) | $(ratio "$pms" "$ms")"
+    row="| $cpu | $c ($shape) | $t | $(fmt "$ms" %.1f) | $(fmt "$pms" %.1f) | $(ratio "$pms" "$ms")"
     row+=" | $(fmt "$mms" %.1f) | $(ratio "$mms" "$ms") | $(fmt "$(mg tokens_per_s)" %.0f)"
     row+=" | $(fmt "$(mg peak_rss_mb)" %.0f) / $(fmt "$(pt peak_rss_mb)" %.0f)"
     row+=" | $(fmt "$(mg faults_per_step)" %.0f) / $(fmt "$(pt faults_per_step)" %.0f)"

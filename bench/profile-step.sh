@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Where one training step's time goes, by category: bench/train_step.cpp (minigrad-train-step, the
+# step bench/train-step.sh times) run under `perf record` (the cpu-clock software event, which needs no
+# hardware counters), its samples put into categories by the function they fell in:
+#
+#   matmul       OpenBLAS (the products and their packing) and minigrad's gemm wrappers
+#   attention    the fused attention kernels, softmax and masks
+#   layer norm   layer_norm_forward / layer_norm_backward
+#   elementwise  the maps (add, mul, relu, its backward, ...) and reductions (bias gradients, the loss)
+#   dropout      the dropout kernels
+#   optimizer    Adam's and SGD's steps, gradient clipping
+#   copies       Tensor::copy_, contiguous copies, memmove
+#   memory       zero fills (memset), malloc and free, the kernel's page faults
+#   graph        the autograd engine and the recording of ops
+#   other        anything else
+#
+# The model's set-up (initialisation, random data, the dynamic loader) is left out of the shares. Each
+# share is of the samples in the whole run, warm-up steps included (2 by default, against the timed ones).
+#
+#   bench/profile-step.sh [--configs "A B C S"] [--threads "1 2"] [--steps N | --steps "A=15 C=3"]
+#
+# It holds no lock itself: on a shared machine, run it as  flock /tmp/minigrad-cpu.lock bench/profile-step.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+configs="A B C S" thread_counts="1 2"
+declare -A steps=([A]=15 [B]=100 [C]=3 [S]=5)
+while [ $# -gt 0 ]; do
+  case $1 in
+    --configs) configs=$2; shift 2 ;;
+    --threads) thread_counts=$2; shift 2 ;;
+    --steps)
+      for s in $2; do
+        if [[ $s =~ ^[0-9]+$ ]]; then for c in "${!steps[@]}"; do steps[$c]=$s; done
+        elif [[ $s =~ ^[ABCS]=[0-9]+$ ]]; then steps[${s%%=*}]=${s#*=}
+        else echo "--steps: '$s' is neither N nor X=N (X one of A B C S)" >&2; exit 2; fi
+      done
+      shift 2 ;;
+    -h | --help) sed -n '/^#   bench/p' "$0" | sed 's/^# //'; exit 0 ;;
+    *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+for c in $configs; do
+  [[ $c =~ ^[ABCS]$ ]] || { echo "--configs: unknown configuration '$c' (A B C S)" >&2; exit 2; }
+done
+
+command -v perf >/dev/null || apt-get install -y linux-perf >/dev/null
+bin=build/release/bench/minigrad-train-step
+if [ ! -x "$bin" ]; then
+  [ -f build/release/CMakeCache.txt ] || cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build/release -j2 --target minigrad-train-step >/dev/null
+fi
+# shellcheck source=scripts/openblas-env.sh
+source scripts/openblas-env.sh
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+categories=(matmul attention "layer norm" elementwise dropout optimizer copies memory graph other)
+
+# perf report's lines "share|dso|symbol" -> one line of shares, in the order of $categories.
+categorize() {
+  awk -F'|' '
+    function category(dso, sym) {
+      if (sym ~ /Generator|Tensor::normal|Tensor::uniform|__cos|__sin|__ieee754_log|_dl_|do_lookup/ ||
+          dso ~ /ld-linux/) return "setup"
+      if (dso ~ /openblas/ || sym ~ /minigrad::gemm|minigrad::matmul/) return "matmul"
+      if (sym ~ /attention|softmax|masked_fill|causal/) return "attention"
+      if (sym ~ /layer_norm/) return "layer norm"
+      if (sym ~ /dropout/) return "dropout"
+      if (sym ~ /optim::|adam|clip_grad/) return "optimizer"
+      if (sym ~ /copy_|contiguous|memmove|memcpy/) return "copies"
+      if (sym ~ /memset|malloc|free|_int_|Storage|operator new|operator delete/ || dso ~ /kernel/) return "memory"
+      if (sym ~ /backpropagate|record|Node|engine|Variable|SavedTensor|_Sp_counted|std::function|_M_invoke/)
+        return "graph"
+      if (sym ~ /map_float|map_|add|sub|mul|div|relu|gelu|tanh|exp|sum|mean|reduce|cross_entropy|embedding|index_|where|fill/)
+        return "elementwise"
+      return "other"
+    }
+    { share = $1; sub(/%.*/, "", share); dso = $2; gsub(/ +$/, "", dso); total[category(dso, $3)] += share }
+    END {
+      all = 0
+      for (c in total) if (c != "setup") all += total[c]
+      n = split("matmul|attention|layer norm|elementwise|dropout|optimizer|copies|memory|graph|other", order, "|")
+      for (i = 1; i <= n; i++) printf "%s%.1f%%", (i > 1 ? " | " : ""), (all > 0 ? 100 * total[order[i]] / all : 0)
+      printf "\n"
+    }'
+}
+
+echo "# where a training step's time goes (perf record -e cpu-clock, bench/profile-step.sh)"
+echo "machine: $(describe_machine), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+header="| CPU (family/model) | config | threads | ms/step"
+rule="| --- | --- | ---: | ---:"
+for c in "${categories[@]}"; do header+=" | $c"; rule+=" | ---:"; done
+echo "$header |"
+echo "$rule |"
+for c in $configs; do
+  for t in $thread_counts; do
+    data=$out/$c-$t.data
+    line=$(MINIGRAD_NUM_THREADS=$t OMP_NUM_THREADS=$t perf record -q -e cpu-clock -o "$data" \
+      "$bin" --config "$c" --steps "${steps[$c]}" --threads "$t" 2>/dev/null | grep '^result ')
+    ms=$(sed -nE 's/.* ms_per_step=([^ ]*).*/\1/p' <<<"$line")
+    shares=$(perf report -i "$data" --no-children --sort dso,sym --stdio -q -t '|' 2>/dev/null | categorize)
+    echo "| $(short_machine) | $c | $t | $ms | $shares |"
+  done
+done
