@@ -21,6 +21,7 @@
 
 #include "examples/common/cli_options.h"
 #include "examples/sentiment/attention_plot.h"
+#include "examples/sentiment/pretraining.h"
 #include "examples/sentiment/training.h"
 #include "minigrad/tensor/file_io.h"
 

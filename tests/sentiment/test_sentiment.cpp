@@ -8,6 +8,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "examples/sentiment/pretraining.h"
 #include "examples/sentiment/training.h"
 #include "minigrad/tensor/file_io.h"
 #include "test_helpers.h"
