@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "examples/common/cli_options.h"
+#include "examples/common/config_flags.h"
 #include "examples/sentiment/commands.h"
 
 using namespace sentiment;
@@ -41,99 +41,9 @@ int main(int argc, char** argv) {
           "--out", args.out_dir,
           "Where to save the checkpoint (a folder; one holding a model is replaced only with --overwrite)")
       ->capture_default_str();
-  train->add_option("--epochs", config.epochs, "Passes over the training data")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  train->add_option("--batch-size", config.batch_size, "Reviews per step")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  examples::add_training_options(train, config);
-  train->add_option("--attention-dropout", config.attention_dropout, "Dropout on the attention weights")
-      ->check(CLI::Range(0.0, 0.9))
-      ->capture_default_str();
-  train
-      ->add_option("--token-dropout", config.token_dropout,
-                   "Probability that a training token is replaced by <unk>")
-      ->check(CLI::Range(0.0, 0.9))
-      ->capture_default_str();
-  train->add_option("--label-smoothing", config.label_smoothing, "Label smoothing of the training loss")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  train
-      ->add_option("--ema-decay", config.ema_decay,
-                   "Keep a moving average of the weights with this decay and save it; 0: the last weights")
-      ->check(CLI::Range(0.0, 0.99999))
-      ->capture_default_str();
-  train
-      ->add_option("--pretrain-epochs", config.pretrain_epochs,
-                   "Epochs of masked-token pretraining on the training reviews before training; 0: none")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  train->add_option("--pretrain-lr", config.pretrain_lr, "Peak learning rate of the pretraining")
-      ->check(CLI::Range(1e-7, 10.0))
-      ->capture_default_str();
-  train->add_option("--mask-prob", config.mask_prob, "Share of the tokens that pretraining predicts")
-      ->check(CLI::Range(0.01, 0.9))
-      ->capture_default_str();
-  train->add_option("--max-len", config.max_len, "Tokens kept per review (head and tail)")
-      ->check(CLI::Range(2, 100000))
-      ->capture_default_str();
-  train->add_option("--vocab-size", config.vocab_size, "Largest vocabulary")
-      ->check(CLI::Range(2, 10000000))
-      ->capture_default_str();
-  train->add_option("--min-freq", config.min_freq, "Least count for a token to get its own id")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  train
-      ->add_option("--validation", config.validation,
-                   "Training reviews held out for validation (half of each label); 0: none")
-      ->check(CLI::Range(0, 10000000))
-      ->capture_default_str();
-  train->add_option("--validation-seed", config.validation_seed, "Seed that picks the validation reviews")
-      ->capture_default_str();
-  train
-      ->add_option("--ngram-buckets", config.ngram_buckets,
-                   "Rows of the n-gram embedding table added to the token embeddings; 0: none")
-      ->check(CLI::Range(0, 100000000))
-      ->capture_default_str();
-  train->add_option("--ngram-max", config.ngram_max, "Longest n-gram (2: bigrams, 3: and trigrams)")
-      ->check(CLI::Range(2, 5))
-      ->capture_default_str();
-  train->add_flag(
-      "!--hashed-ngrams", config.ngram_vocabulary,
-      "Hash every n-gram into the table's rows (fastText's way) instead of giving the most common "
-      "ones a row each");
-  train->add_flag("!--dense-embeddings", config.sparse_embeddings,
-                  "Dense gradients for the token and n-gram tables, stepped with the rest by AdamW, instead "
-                  "of row-sparse ones stepped by SparseAdam (only the rows a batch looked up move)");
-  train
-      ->add_option("--nb-max", config.nb_max,
-                   "The NB-weighted n-gram branch: n-grams of 1 to this many words; 0: no branch")
-      ->check(CLI::Range(0, 5))
-      ->capture_default_str();
-  train->add_option("--nb-rows", config.nb_rows, "Rows of the NB branch's table (with the padding row)")
-      ->check(CLI::Range(2, 100000000))
-      ->capture_default_str();
-  train
-      ->add_option("--nb-min-reviews", config.nb_min_reviews,
-                   "Training reviews an n-gram must be in to get a row")
-      ->check(CLI::Range(1, 10000000))
-      ->capture_default_str();
-  train->add_option("--nb-lr", config.nb_lr, "Peak learning rate of the NB branch; 0: --lr")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
+  examples::add_config_flags(train, config, kConfigFields);  // every field of Config (config.h)
   train->add_option("--plot", args.plot,
                     "PNG of the per-epoch loss and accuracy (default: <out>-training.png)");
-  train->add_option("--layers", config.num_layers, "Encoder layers")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  train->add_option("--embedding-std", config.embedding_std, "Initial scale of the token embedding")
-      ->check(CLI::Range(1e-6, 100.0))
-      ->capture_default_str();
-  train->add_flag("--learnable-positions", config.learnable_positions,
-                  "Learn position embeddings instead of sinusoids");
-  train->add_option("--seed", config.seed, "Seed for initialisation, dropout and batch order")
-      ->capture_default_str();
   train->add_flag("--no-eval", no_eval, "Skip the evaluation on the test split");
   train->add_flag("--overwrite", args.overwrite, "Replace the model already in --out");
   train->add_option("--max-steps", args.max_steps, "Stop after this many steps (quick checks)")
