@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <optional>
 #include <ostream>
-#include <stdexcept>
 
 #include "examples/common/cli_options.h"
 #include "examples/common/progress.h"
 #include "examples/sentiment/optimizer_step.h"
+#include "examples/sentiment/training_state.h"
 
 namespace sentiment {
 
@@ -19,186 +19,155 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Where a run is: the step, and the position in the epoch's batch order, which the batch-order generator's
-// state at the start of the epoch (and the epoch's number) determines.
-struct Position {
-  int64_t step = 0;
-  int64_t epoch = 1;
-  int64_t batch = 0;  // batches of this epoch already done
-  Generator::State epoch_order{};
+// With config.ema_decay > 0, an exponential moving average of the weights (optim/averaging.h), which is
+// the model's weights whenever it is evaluated or saved, and at the end; without, nothing.
+class WeightAverage {
+ public:
+  WeightAverage(SentimentModel& model, double decay) {
+    if (decay > 0)
+      average_.emplace(model.named_parameters(), optim::ExponentialMovingAverageOptions{.decay = decay});
+  }
+  void update() {
+    if (average_) average_->update();
+  }
+  // Exchanges the averages and the model's weights.
+  void swap() {
+    if (average_) average_->swap();
+  }
+  // use() with the averages in the model (and its training weights in the average's place meanwhile).
+  template <typename Use>
+  void swapped(const Use& use) {
+    swap();
+    use();
+    swap();
+  }
+  optim::ExponentialMovingAverage* get() { return average_ ? &*average_ : nullptr; }
+
+ private:
+  std::optional<optim::ExponentialMovingAverage> average_;
 };
 
-int64_t whole_number(const optim::TrainingState& state, const std::string& key, const std::string& source) {
-  const auto it = state.metadata.find(key);
-  try {
-    if (it == state.metadata.end()) throw std::invalid_argument("missing");
-    size_t used = 0;
-    const int64_t value = std::stoll(it->second, &used);
-    if (used != it->second.size() || value < 0) throw std::invalid_argument("not whole");
-    return value;
-  } catch (const std::logic_error&) {
-    throw Error("resume",
-                source + ": '" + key + "' is missing from the training state or not a whole number");
+// The steps of the run: the epochs' batches, or options.max_steps if fewer. Refuses a run without
+// examples, or with fewer reviews in a batch than ranks.
+int64_t total_steps(const std::vector<Example>& examples, const Config& c, const TrainOptions& options) {
+  if (examples.empty()) throw ValueError("train", "no examples to train on");
+  if (c.batch_size < options.ranks.world) {
+    throw ValueError("train", "--batch-size " + std::to_string(c.batch_size) + " is smaller than the " +
+                                  std::to_string(options.ranks.world) +
+                                  " ranks: every rank needs a share of each batch");
   }
+  const int64_t steps_per_epoch = (static_cast<int64_t>(examples.size()) + c.batch_size - 1) / c.batch_size;
+  const int64_t total = steps_per_epoch * c.epochs;
+  return options.max_steps > 0 ? std::min(total, options.max_steps) : total;
+}
+
+// The forward and backward pass of one step, on this rank's share of `batch` (all of it in a world of
+// one): token dropout, the logits, the loss with label smoothing, its gradients. Returns the share's loss ·
+// examples, correct predictions, examples and tokens: zeros for an empty share, whose rank only joins the
+// sums.
+std::array<double, 4> forward_backward(SentimentModel& model, const std::vector<Example>& examples,
+                                       const std::vector<size_t>& batch, const Config& c,
+                                       const Ranks& ranks) {
+  const std::vector<size_t> mine = share_of_batch(batch, examples, c, ranks);
+  if (mine.empty()) return {0, 0, 0, 0};
+  const Batch b = make_batch(examples, mine, c.max_len);
+  const Tensor tokens =
+      c.token_dropout > 0 ? drop_tokens(b.tokens, b.lengths, c.token_dropout, default_generator()) : b.tokens;
+  const Variable logits = model.forward(tokens, b.lengths, b.nb_rows, b.nb_ratios);  // (B, 2)
+  Variable loss = cross_entropy(logits, b.labels, {.label_smoothing = c.label_smoothing});
+  const double n = static_cast<double>(mine.size());
+  const std::array<double, 4> stats = {loss.item() * n, static_cast<double>(count_correct(logits, b.labels)),
+                                       n, static_cast<double>(b.token_count)};
+  // Each rank's mean, weighted by its share: averaged over the ranks, the whole batch's mean.
+  if (ranks.world > 1) loss = loss * (n * ranks.world / static_cast<double>(batch.size()));
+  loss.backward();
+  return stats;
+}
+
+// sums: loss · examples, correct, examples, over the epoch so far. "epoch 1/2  loss 0.4312  acc 0.8125"
+std::string progress_text(int64_t epoch, int64_t epochs, const std::array<double, 3>& sums) {
+  char text[120];
+  std::snprintf(text, sizeof text, "epoch %lld/%lld  loss %.4f  acc %.4f", static_cast<long long>(epoch),
+                static_cast<long long>(epochs), sums[0] / sums[2], sums[1] / sums[2]);
+  return text;
+}
+
+// The line after an epoch with validation: "epoch 1: training loss 0.4 acc 0.8; validation loss ...".
+std::string epoch_text(int64_t epoch, const TrainingLog& log) {
+  const Evaluation& e = log.epoch_validation.back();
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "epoch %lld: training loss %.4f acc %.4f; validation loss %.4f acc %.4f (%.1f s)",
+                static_cast<long long>(epoch), log.epoch_loss.back(), log.epoch_accuracy.back(), e.loss,
+                e.accuracy, e.seconds);
+  return text;
 }
 
 }  // namespace
 
 TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
                   const TrainOptions& options) {
-  if (examples.empty()) throw ValueError("train", "no examples to train on");
-  const Ranks& ranks = options.ranks;
   const Config& c = checkpoint.config;
-  if (c.batch_size < ranks.world) {
-    throw ValueError("train", "--batch-size " + std::to_string(c.batch_size) + " is smaller than the " +
-                                  std::to_string(ranks.world) +
-                                  " ranks: every rank needs a share of each batch");
-  }
+  const Ranks& ranks = options.ranks;
+  const int64_t total = total_steps(examples, c, options);
   SentimentModel& model = *checkpoint.model;
   const auto start = Clock::now();
-  Generator order_generator(c.seed +
-                            1);  // batch order, the same on every rank; dropout: the default generator
-  const int64_t steps_per_epoch = (static_cast<int64_t>(examples.size()) + c.batch_size - 1) / c.batch_size;
-  int64_t total = steps_per_epoch * c.epochs;
-  if (options.max_steps > 0) total = std::min(total, options.max_steps);
   Optimizers optimizer(model, c);
-  // With ema_decay, the averaged weights are the model's whenever it is evaluated or saved (swapped in,
-  // then out again to go on training); the training weights live in the average's place meanwhile.
-  std::optional<optim::ExponentialMovingAverage> average;
-  if (c.ema_decay > 0)
-    average.emplace(model.named_parameters(), optim::ExponentialMovingAverageOptions{.decay = c.ema_decay});
-  auto with_averages = [&](const auto& use) {
-    if (average) average->swap();
-    use();
-    if (average) average->swap();
-  };
+  WeightAverage average(model, c.ema_decay);
   const optim::WarmupCosine schedule = examples::warmup_cosine(c.lr, c.warmup, total);
-  const std::string dropout_name = "dropout.rank" + std::to_string(ranks.rank);
-
-  Position at{.epoch_order = order_generator.state()};
-  if (options.resume) {
-    const std::string& source = options.resume_source;
-    const optim::TrainingState state = optim::load_training_state(*options.resume, source, optimizer.all());
-    const int64_t saved_ranks = whole_number(state, "ranks", source);
-    if (saved_ranks != ranks.world) {
-      throw Error("resume", source + ": saved by a run of " + std::to_string(saved_ranks) +
-                                " rank(s); this run has " + std::to_string(ranks.world) +
-                                " (resume with the same number of processes)");
-    }
-    if (!state.generators.count("order") || !state.generators.count(dropout_name)) {
-      throw Error("resume", source + ": no generator state 'order' or '" + dropout_name + "'");
-    }
-    at = {state.step, whole_number(state, "epoch", source), whole_number(state, "batch", source),
-          state.generators.at("order")};
-    default_generator().set_state(state.generators.at(dropout_name));
-    if (static_cast<bool>(average) != !state.averages.empty()) {
-      throw Error("resume", source + (average ? ": holds no weight averages (saved without --ema-decay)"
-                                              : ": holds weight averages (saved with --ema-decay)"));
-    }
-    if (average) {
-      // Saved swapped, as the model file holds the averages: the training weights are in state.averages.
-      try {
-        average->load_state_tensors(state.averages);
-      } catch (const Error& e) {
-        throw Error("resume", source + ": " + e.detail());
-      }
-      average->swap();
-    }
-  }
-  // The training state at `position`, serialised, for options.save (a collective call: it gathers every
-  // rank's dropout generator).
-  auto training_state = [&](const Position& position) {
-    optim::TrainingState state{.step = position.step,
-                               .generators = {{"order", position.epoch_order}},
-                               .metadata = {{"epoch", std::to_string(position.epoch)},
-                                            {"batch", std::to_string(position.batch)},
-                                            {"ranks", std::to_string(ranks.world)}}};
-    const std::vector<Generator::State> dropout =
-        ranks.world > 1 ? ranks.gather(default_generator().state())
-                        : std::vector<Generator::State>{default_generator().state()};
-    for (size_t r = 0; r < dropout.size(); ++r)
-      state.generators["dropout.rank" + std::to_string(r)] = dropout[r];
-    // Called with the averages swapped in: average holds the training weights.
-    if (average) state.averages = average->state_tensors();
-    const std::vector<optim::Optimizer*> optimizers = optimizer.all();
-    return optim::serialize_training_state({optimizers.begin(), optimizers.end()}, state);
+  Generator order(c.seed + 1);  // batch order, the same on every rank; dropout: the default generator
+  Position at{.epoch_order = order.state()};
+  if (options.resume)
+    at = restore_training_state(*options.resume, options.resume_source, optimizer, average.get(), ranks);
+  auto save = [&] {  // as the model will be used: in eval mode (the same weights), with the averages
+    model.eval();
+    average.swapped(
+        [&] { options.save(at.step, serialize_training_state(at, optimizer, average.get(), ranks)); });
+    model.train();
   };
-
   examples::Progress progress(out, options.interactive, total);
   TrainingLog log;
-  int64_t step = at.step;
-  const int64_t first_step = step;
   log.first_epoch = at.epoch;
-  double tokens = 0;
+  const int64_t first_step = at.step;
   model.train();
-  for (int64_t epoch = at.epoch; epoch <= c.epochs && step < total; ++epoch) {
+  for (int64_t epoch = at.epoch; epoch <= c.epochs && at.step < total; ++epoch) {
     std::array<double, 3> sums = {0, 0, 0};  // over the epoch, all ranks: loss · examples, correct, examples
-    order_generator.set_state(epoch == at.epoch ? at.epoch_order : order_generator.state());
-    const Generator::State epoch_order = order_generator.state();
-    const std::vector<std::vector<size_t>> batches =
-        training_batches(examples, c.batch_size, order_generator);
-    const size_t first = epoch == at.epoch ? static_cast<size_t>(at.batch) : 0;
-    for (size_t b = first; b < batches.size() && step < total; ++b) {
-      const std::vector<size_t> mine = share_of_batch(batches[b], examples, c, ranks);
-      optimizer.set_learning_rate(schedule.at(step));
+    order.set_state(at.epoch_order);
+    const std::vector<std::vector<size_t>> batches = training_batches(examples, c.batch_size, order);
+    for (size_t b = static_cast<size_t>(at.batch); b < batches.size() && at.step < total; ++b) {
+      optimizer.set_learning_rate(schedule.at(at.step));
       optimizer.zero_grad();
-      std::array<double, 4> stats = {0, 0, 0, 0};  // loss · examples, correct, examples, tokens
-      if (!mine.empty()) {
-        const Batch batch = make_batch(examples, mine, c.max_len);
-        const Tensor tokens = c.token_dropout > 0 ? drop_tokens(batch.tokens, batch.lengths, c.token_dropout,
-                                                                default_generator())
-                                                  : batch.tokens;
-        const Variable logits = model.forward(tokens, batch.lengths, batch.nb_rows, batch.nb_ratios);
-        Variable loss = cross_entropy(logits, batch.labels, {.label_smoothing = c.label_smoothing});
-        const double n = static_cast<double>(mine.size());
-        stats = {loss.item() * n, static_cast<double>(count_correct(logits, batch.labels)), n,
-                 static_cast<double>(batch.token_count)};
-        // Each rank's mean, weighted by its share: averaged over the ranks, the whole batch's mean.
-        if (ranks.world > 1) loss = loss * (n * ranks.world / static_cast<double>(batches[b].size()));
-        loss.backward();
-      }
+      // This rank's loss · examples, correct, examples and tokens; after reduce_and_clip, all ranks'.
+      std::array<double, 4> stats = forward_backward(model, examples, batches[b], c, ranks);
       log.waiting_seconds +=
-          reduce_and_clip(optimizer.parameters(), ranks, stats, c.clip, "train", step, "--lr");
+          reduce_and_clip(optimizer.parameters(), ranks, stats, c.clip, "train", at.step, "--lr");
       optimizer.step();
-      if (average) average->update();
-      ++step;
-      for (int k = 0; k < 3; ++k) sums[static_cast<size_t>(k)] += stats[static_cast<size_t>(k)];
-      tokens += stats[3];
+      average.update();
+      for (size_t k = 0; k < 3; ++k) sums[k] += stats[k];
+      log.tokens += stats[3];
       const bool epoch_end = b + 1 == batches.size();
-      at = epoch_end ? Position{step, epoch + 1, 0, order_generator.state()}
-                     : Position{step, epoch, static_cast<int64_t>(b + 1), epoch_order};
+      at = epoch_end ? Position{at.step + 1, epoch + 1, 0, order.state()}
+                     : Position{at.step + 1, epoch, static_cast<int64_t>(b + 1), at.epoch_order};
       if (options.checkpoint_every > 0 && options.save &&
-          (step % options.checkpoint_every == 0 || epoch_end)) {
-        model.eval();  // saved as it will be used; the weights are the same in either mode
-        with_averages([&] { options.save(step, training_state(at)); });
-        model.train();
-      }
-      char text[120];
-      std::snprintf(text, sizeof text, "epoch %lld/%lld  loss %.4f  acc %.4f", static_cast<long long>(epoch),
-                    static_cast<long long>(c.epochs), sums[0] / sums[2], sums[1] / sums[2]);
-      progress.update(step, text, tokens);
+          (at.step % options.checkpoint_every == 0 || epoch_end))
+        save();
+      progress.update(at.step, progress_text(epoch, c.epochs, sums), log.tokens);
     }
     log.epoch_loss.push_back(sums[2] > 0 ? sums[0] / sums[2] : 0);
     log.epoch_accuracy.push_back(sums[2] > 0 ? sums[1] / sums[2] : 0);
     if (options.validation && at.batch == 0) {  // the epoch ran to its end (not cut by max_steps)
-      Evaluation e;
-      with_averages([&] { e = evaluate(model, *options.validation, 64, ranks); });
+      average.swapped(
+          [&] { log.epoch_validation.push_back(evaluate(model, *options.validation, 64, ranks)); });
       model.train();
-      log.epoch_validation.push_back(e);
-      char text[160];
-      std::snprintf(text, sizeof text,
-                    "epoch %lld: training loss %.4f acc %.4f; validation loss %.4f acc %.4f (%.1f s)",
-                    static_cast<long long>(epoch), log.epoch_loss.back(), log.epoch_accuracy.back(), e.loss,
-                    e.accuracy, e.seconds);
-      progress.message(text);
+      progress.message(epoch_text(epoch, log));
     }
   }
   model.eval();
-  if (average) average->swap();  // the model keeps the averages
+  average.swap();  // the model keeps the averages
   // Where the run ended, for a final checkpoint that can be resumed (with more epochs, say).
-  if (options.checkpoint_every > 0) log.final_state = training_state(at);
-  log.steps = step - first_step;
-  log.tokens = tokens;
+  if (options.checkpoint_every > 0)
+    log.final_state = serialize_training_state(at, optimizer, average.get(), ranks);
+  log.steps = at.step - first_step;
   log.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return log;
 }
