@@ -7,8 +7,8 @@
 #include <ostream>
 #include <utility>
 
-#include "examples/common/cli_options.h"
 #include "examples/common/progress.h"
+#include "examples/common/schedule.h"
 #include "examples/sentiment/evaluation.h"
 #include "examples/sentiment/optimizer_step.h"
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <ostream>
 
-#include "examples/common/cli_options.h"
 #include "examples/common/progress.h"
+#include "examples/common/schedule.h"
 #include "examples/sentiment/optimizer_step.h"
 #include "examples/sentiment/training_state.h"
 
