@@ -31,10 +31,10 @@ nlohmann::json config_to_json(const Config& config, const std::string& kind) {
   return j;
 }
 
-// `description` says what the caller expected, for the error: "a date model".
-template <typename Config>
-Config config_from_json(const nlohmann::json& j, const std::string& source, const std::string& kind,
-                        const std::string& description) {
+// Refuses a config.json that is not of this `kind` of model; `description` says what the caller expected,
+// for the error: "a date model".
+inline void check_config_kind(const nlohmann::json& j, const std::string& source, const std::string& kind,
+                              const std::string& description) {
   if (!j.is_object() || !j.contains("kind")) {
     throw minigrad::Error("checkpoint", source + " is not the configuration of " + description +
                                             " (it has no \"kind\": \"" + kind +
@@ -44,6 +44,14 @@ Config config_from_json(const nlohmann::json& j, const std::string& source, cons
     throw minigrad::Error("checkpoint", source + " is the configuration of a " + j["kind"].dump() +
                                             " model, not of " + description);
   }
+}
+
+// A Config with nlohmann's to_json/from_json, of this `kind` (a field table reads one with
+// check_config_kind and fields_from_json, config_fields.h).
+template <typename Config>
+Config config_from_json(const nlohmann::json& j, const std::string& source, const std::string& kind,
+                        const std::string& description) {
+  check_config_kind(j, source, kind, description);
   Config config;
   try {
     config = j.get<Config>();

@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "examples/common/cli_options.h"
+#include "examples/common/config_flags.h"
 #include "examples/dates/training.h"
 #include "examples/plot/plot.h"
 
@@ -131,27 +131,7 @@ int main(int argc, char** argv) {
   CLI::App* train = app.add_subcommand(
       "train", "Train on generated dates, save a checkpoint, report validation and held-out exact match");
   train->add_option("--out", out_dir, "Where to save the checkpoint")->capture_default_str();
-  train->add_option("--steps", config.steps, "Training steps")
-      ->check(CLI::Range(1, 100000000))
-      ->capture_default_str();
-  train->add_option("--batch-size", config.batch_size, "Dates per step")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  examples::add_training_options(train, config);
-  train->add_option("--encoder-layers", config.num_encoder_layers, "Encoder layers")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  train->add_option("--decoder-layers", config.num_decoder_layers, "Decoder layers")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  train->add_option("--seed", config.seed, "Seed for initialisation, the split and the training dates")
-      ->capture_default_str();
-  train->add_option("--held-out", config.held_out, "Days held out for the final evaluation")
-      ->check(CLI::Range(1, 10000))
-      ->capture_default_str();
-  train->add_option("--validation", config.validation, "Days held out of training for choosing settings")
-      ->check(CLI::Range(1, 10000))
-      ->capture_default_str();
+  examples::add_config_flags(train, config, kConfigFields);  // every field of Config but max_source_len
   train->add_flag("--no-eval", no_eval, "Skip the held-out evaluation (validation only)");
   train->add_option("--max-steps", max_steps, "Stop after this many steps (quick checks)")
       ->check(CLI::Range(1, 100000000));

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <ostream>
 
-#include "examples/common/cli_options.h"
 #include "examples/common/progress.h"
+#include "examples/common/schedule.h"
 #include "minigrad/tensor/data.h"
 
 namespace dates {

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "examples/common/checkpoint_folder.h"
-#include "examples/common/cli_options.h"
 #include "examples/common/json_file.h"
 #include "examples/common/progress.h"
+#include "examples/common/schedule.h"
 #include "minigrad/tensor/file_io.h"
 
 namespace lm {
@@ -23,17 +23,15 @@ namespace {
 constexpr const char* kKind = "minigrad-lm";
 }
 
-// to_json/from_json for Config, found by argument-dependent lookup (so in Config's namespace).
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Config, vocab_size, min_freq, context, num_hiddens, num_heads,
-                                   ffn_num_hiddens, num_layers, dropout, steps, batch_size, lr, weight_decay,
-                                   warmup, clip, seed)
-
 json Config::to_json() const {
-  return examples::config_to_json(*this, kKind);
+  json j = examples::fields_to_json(*this, kConfigFields);
+  j["kind"] = kKind;  // another program refuses this checkpoint
+  return j;
 }
 
 Config Config::from_json(const json& j, const std::string& source) {
-  return examples::config_from_json<Config>(j, source, kKind, "a language model");
+  examples::check_config_kind(j, source, kKind, "a language model");
+  return examples::fields_from_json<Config>(j, kConfigFields, "checkpoint", source);
 }
 
 std::string Config::architecture() const {

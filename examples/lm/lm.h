@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <iosfwd>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "examples/common/config_fields.h"
 #include "examples/sentiment/text.h"
 #include "minigrad/minigrad.h"
 
@@ -46,6 +48,34 @@ struct Config {
   static Config from_json(const nlohmann::json& j, const std::string& source);
   std::string architecture() const;
 };
+
+// Config's table (examples/common/config_fields.h): each field's key in config.json and its `train` flag,
+// range and help, in the order of `train --help`; every key is required.
+// A table, a row a field:
+// clang-format off
+inline constexpr auto kConfigFields = std::tuple_cat(
+    std::tuple{
+        examples::Field{.key = "steps", .member = &Config::steps,
+                        .flag = "--steps", .low = 1, .high = 1e8, .help = "Training steps"},
+        examples::Field{.key = "batch_size", .member = &Config::batch_size,
+                        .flag = "--batch-size", .low = 1, .high = 100000, .help = "Windows per step"},
+        examples::Field{.key = "context", .member = &Config::context,
+                        .flag = "--context", .low = 2, .high = 4096,
+                        .help = "Tokens per window (the model's maximum length)"}},
+    examples::training_fields<Config>(),  // lr, weight_decay, warmup, clip, dropout, num_hiddens, ...
+    std::tuple{
+        examples::Field{.key = "num_layers", .member = &Config::num_layers,
+                        .flag = "--layers", .low = 1, .high = 64, .help = "Decoder layers"},
+        examples::Field{.key = "vocab_size", .member = &Config::vocab_size,
+                        .flag = "--vocab-size", .low = 4, .high = 1e7, .help = "Largest vocabulary"},
+        examples::Field{.key = "min_freq", .member = &Config::min_freq,
+                        .flag = "--min-freq", .low = 1, .high = 1e6,
+                        .help = "Least count for a token to get its own id"},
+        examples::Field{.key = "seed", .member = &Config::seed,
+                        .flag = "--seed", .help = "Seed for initialisation, dropout and windows"}});
+// clang-format on
+static_assert(examples::member_count<Config>() == std::tuple_size_v<decltype(kConfigFields)>,
+              "every field of Config has a row in kConfigFields");
 
 // The vocabulary of the training reviews, with <eos> (id 2) marking the end of each review.
 constexpr int64_t kEos = 2;

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "examples/common/cli_options.h"
+#include "examples/common/config_flags.h"
 #include "examples/lm/lm.h"
 
 namespace {
@@ -116,27 +116,7 @@ int main(int argc, char** argv) {
       app.add_subcommand("train", "Train on the IMDB training reviews, save, report test perplexity");
   train->add_option("--data", data, "The aclImdb folder")->capture_default_str();
   train->add_option("--out", out_dir, "Where to save the checkpoint")->capture_default_str();
-  train->add_option("--steps", config.steps, "Training steps")
-      ->check(CLI::Range(1, 100000000))
-      ->capture_default_str();
-  train->add_option("--batch-size", config.batch_size, "Windows per step")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  train->add_option("--context", config.context, "Tokens per window (the model's maximum length)")
-      ->check(CLI::Range(2, 4096))
-      ->capture_default_str();
-  examples::add_training_options(train, config);
-  train->add_option("--layers", config.num_layers, "Decoder layers")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  train->add_option("--vocab-size", config.vocab_size, "Largest vocabulary")
-      ->check(CLI::Range(4, 10000000))
-      ->capture_default_str();
-  train->add_option("--min-freq", config.min_freq, "Least count for a token to get its own id")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  train->add_option("--seed", config.seed, "Seed for initialisation, dropout and windows")
-      ->capture_default_str();
+  examples::add_config_flags(train, config, kConfigFields);  // every field of Config
   train->add_flag("--no-eval", no_eval, "Skip the test perplexity");
   train->add_option("--max-steps", max_steps, "Stop after this many steps (quick checks)")
       ->check(CLI::Range(1, 100000000));

@@ -14,8 +14,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include "examples/sentiment/batches.h"
 #include "examples/sentiment/cnn_rnn.h"
-#include "examples/sentiment/training.h"
 
 using namespace minigrad;
 using namespace sentiment;

@@ -5,165 +5,18 @@
 //   -> masked mean and max pooling -> dropout -> Linear -> logits (B, 2)
 //   + the NB branch's logits (B, 2): Σ over the review's 1- to 3-grams f of r_f · W[f] (nb_features.h)
 //
-// The n-gram embeddings (optional, on by default) are fastText's (Joulin et al., 2017): each bigram (and
-// trigram) of token ids has a row of a second table, and its vector is added to the embedding of the
-// token that ends it. "not good" then gets a vector of its own, which the word vectors of "not" and
-// "good" and one layer of attention find hard to build. By default the rows go to the n-grams in the most
-// training reviews (NgramVocabulary) and the rest get none; fastText hashes every n-gram into a row.
+// (n-grams: ngrams.h; the configuration: config.h).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
-#include <filesystem>
-#include <span>
+#include <memory>
 #include <string>
-#include <string_view>
-#include <unordered_map>
-#include <vector>
 
+#include "examples/sentiment/config.h"
 #include "examples/sentiment/nb_features.h"
-#include "examples/sentiment/text.h"
+#include "examples/sentiment/ngrams.h"
 #include "minigrad/minigrad.h"
-#include "minigrad/tensor/file_io.h"
 
 namespace sentiment {
-
-// Everything that defines a trained model and how it was trained. Saved as config.json beside the
-// checkpoint; the defaults are the configuration the README's numbers come from.
-struct Config {
-  // data
-  // At most, including <pad> and <unk>. The 5,000 most frequent tokens, not 25,000: the rarer ones are
-  // mostly names and words of one film, which a model learns by heart and the test films do not share
-  // (validation on other films: 89.69% against 88.23%, with label smoothing, seeds 0-2).
-  int64_t vocab_size = 5000;
-  int64_t min_freq = 2;
-  int64_t max_len = 1024;  // tokens per review; longer ones keep their first and last max_len/2
-  // Training reviews held out (half of each label, drawn with validation_seed) to choose options on and
-  // to report per epoch; the model trains on the rest. 0: train on all of them, no validation.
-  int64_t validation = 2500;
-  uint64_t validation_seed = 0;
-  // model
-  int64_t num_hiddens = 64;
-  int64_t num_heads = 2;
-  int64_t ffn_num_hiddens = 128;
-  int64_t num_layers = 1;
-  double dropout = 0.2;  // with the n-gram table the model overfits more: 91.28% on validation, 0.1 90.60%
-  double attention_dropout = 0;  // on the attention weights: costly at length 512, and it did not help
-  // Token dropout: in training, each token of a review becomes <unk> with this probability (the n-grams
-  // through it change with it), so the model cannot lean on any one word or phrase.
-  double token_dropout = 0;
-  // Label smoothing of the training loss (cross_entropy's option); validation and test losses are plain.
-  // 0.1: 89.56% on validation against 88.92% without (seed 0; with 25,000 tokens, 88.30% against 87.64%,
-  // seeds 0 and 1): the loss no longer pays the model to grow ever surer of reviews it knows by heart.
-  double label_smoothing = 0.1;
-  // The token embedding starts N(0, embedding_std²). PyTorch's default, 1, made Adam's steps of about lr
-  // tiny next to the values: 82.8% test accuracy after 3 epochs, against 87.7% after 2 with 0.05.
-  double embedding_std = 0.05;
-  bool learnable_positions = false;  // learned position embeddings instead of sinusoids
-  // Rows of the n-gram table (row 0 is padding and "no row"); 0: no n-grams. Bigger tables add almost
-  // nothing to a step with sparse tables, but did no better: 262,144 and 524,288 rows, 91.07% and 91.28% on
-  // validation against 91.27% (seeds 0-2).
-  int64_t ngram_buckets = 65536;
-  int64_t ngram_max = 2;  // the longest n-gram: 2 bigrams, 3 bigrams and trigrams
-  // true: the ngram_buckets - 1 n-grams found in the most training reviews get a row each and the rest
-  // none (NgramVocabulary); false: every n-gram is hashed into a row, colliding (fastText's way). 89.96%
-  // on validation against 89.40% (seeds 0-4): hashed, each row is shared by about 8 bigrams, and those
-  // without a row of their own are each in at most 9 of the 22,500 training reviews.
-  bool ngram_vocabulary = true;
-  // true: the token and n-gram tables get row-sparse gradients (nn::Embedding's sparse), stepped by
-  // optim::SparseAdam, which moves only the rows a batch looked up and has no weight decay; the rest of
-  // the model keeps AdamW. false: one AdamW steps every row of both tables at every step. Validation on
-  // other films, seeds 0-2: 90.12% against 89.53%, with a lower validation loss for every seed: a row
-  // that a batch does not look up keeps its weights, where AdamW keeps moving it by its old moments and
-  // decays it.
-  bool sparse_embeddings = true;
-  // The NB-weighted n-gram branch (nb_features.h): 0, none; n, a linear layer over the review's n-grams
-  // of 1 .. n words, weighted by their Naive Bayes log-count ratios, whose two logits are added to the
-  // head's. nb_rows rows (with the padding row) go to the n-grams in the most training reviews, each in
-  // at least nb_min_reviews of them. Its table is row-sparse and stepped by its own SparseAdam at
-  // nb_lr (0: lr), on the same schedule.
-  // 3: validation on other films, seeds 0-2, 91.11% against 90.12% without the branch (and 1 epoch, see
-  // epochs), test 91.89% against 90.51%.
-  int64_t nb_max = 3;
-  int64_t nb_rows = 1 << 20;
-  int64_t nb_min_reviews = 2;
-  double nb_lr = 0;
-  // training
-  int64_t batch_size = 64;
-  // 1 with the NB branch: it fits the training reviews within an epoch (99.6% training accuracy after a
-  // second, validation 91.28% -> 90.96%, seed 0); the encoder alone wants 2 (89.69% against 89.28%).
-  int64_t epochs = 1;
-  double lr = 2e-3;
-  double weight_decay = 0.01;
-  double warmup = 0.1;  // fraction of the steps
-  double clip = 1.0;
-  // > 0: keep an exponential moving average of the weights with this decay (optim/averaging.h); the
-  // validation after each epoch and the saved model use the averages. 0: the last weights.
-  double ema_decay = 0;
-  // Masked-token pretraining (BERT's, on the training reviews' own text) before the classifier is
-  // trained: epochs of it (0: none), its peak learning rate, and the share of tokens it predicts.
-  int64_t pretrain_epochs = 0;
-  double pretrain_lr = 2e-3;
-  double mask_prob = 0.15;
-  uint64_t seed = 0;
-
-  nlohmann::json to_json() const;
-  // Throws naming `source` if a field is missing, of the wrong type or out of range.
-  static Config from_json(const nlohmann::json& j, const std::string& source);
-  // Throws an Error from `op` naming the first field outside its range (the ranges `train --help` lists).
-  void check(const std::string& op) const;
-  // The fields that shape the model's tensors, as text: two checkpoints load into each other's models
-  // exactly when these agree.
-  std::string architecture() const;
-};
-
-// Throws a ShapeError from `op` unless tokens is int64 (B, T) and lengths int64 (B): what every function
-// on a batch of token ids takes.
-void check_tokens(const std::string& op, const minigrad::Tensor& tokens, const minigrad::Tensor& lengths);
-
-// The n-grams of each review's token ids, as rows of a table of `buckets` rows: (B, T, max_n - 1) int64,
-// column n - 2 the row of the n-gram that ends at position t (tokens t-n+1 .. t), for n = 2 .. max_n. An
-// n-gram that would start before the review or end in its padding gets row 0, the padding row. The hash
-// (of the ids, not of the text) is fixed here, so a saved model reads the same rows on any machine.
-minigrad::Tensor ngram_rows(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths, int64_t buckets,
-                            int64_t max_n);
-
-// The n-grams of token ids that get rows of their own in the n-gram table: the `rows - 1` found in the
-// most documents (counted once per document; ties in order of their ids, so the same data gives the same
-// list), n = 2 .. max_n ranked together. ngrams()[i] has row i + 1; an n-gram not in the list has none
-// (row 0, the padding row, whose vector stays zero).
-class NgramVocabulary {
- public:
-  static NgramVocabulary build(const std::vector<std::span<const int64_t>>& documents, int64_t max_n,
-                               int64_t rows);
-  NgramVocabulary() = default;
-  // ngrams[i] (2 to 5 ids, none negative) gets row i + 1; throws if one is malformed or repeated.
-  explicit NgramVocabulary(std::vector<std::vector<int64_t>> ngrams);
-
-  // The row of the n-gram ids[0 .. n), 0 if it has none.
-  int64_t row(const int64_t* ids, int64_t n) const;
-  const std::vector<std::vector<int64_t>>& ngrams() const { return ngrams_; }
-
-  // As rows of the table, in ngram_rows's layout: (B, T, max_n - 1) int64, column n - 2 the row of the
-  // n-gram ending at position t, 0 where it has none or would reach outside the review.
-  minigrad::Tensor rows(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths, int64_t max_n) const;
-
-  // Each n-gram as its tokens joined by spaces ("not good"), in row order: what ngrams.json holds. Tokens
-  // never contain an ASCII space (tokenize splits on it), so the text reads back exactly.
-  nlohmann::json to_json(const Vocabulary& vocabulary) const;
-  // Throws naming `source` if an entry is not a string of known tokens.
-  static NgramVocabulary from_json(const nlohmann::json& j, const Vocabulary& vocabulary,
-                                   const std::string& source);
-
- private:
-  // Looked up by the bytes of the ids (a view, no copy: hence the transparent hash and equality).
-  struct BytesHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view bytes) const { return std::hash<std::string_view>{}(bytes); }
-  };
-  std::vector<std::vector<int64_t>> ngrams_;
-  std::unordered_map<std::string, int64_t, BytesHash, std::equal_to<>> row_of_;  // ids' bytes -> row
-};
 
 class SentimentModel : public minigrad::nn::Module {
  public:
@@ -203,20 +56,6 @@ class SentimentModel : public minigrad::nn::Module {
   NgramVocabulary ngram_vocabulary_;
   NbFeatures nb_features_;
   minigrad::Variable nb_keys_, nb_ratios_;  // buffers: saved with the weights
-};
-
-// A trained model with what it needs to read text: saved as a folder of model.safetensors, config.json
-// and vocab.json.
-struct Checkpoint {
-  Config config;
-  Vocabulary vocabulary;
-  std::shared_ptr<SentimentModel> model;
-
-  // Replaces the folder `dir` whole (tensor/file_io.h); `extra` files (a training state) go in with it.
-  void save(const std::filesystem::path& dir, const std::vector<minigrad::FolderFile>& extra = {}) const;
-  // Checks that the three files belong together (the model file records the configuration and the
-  // vocabulary it was trained with) and says which file disagrees if not.
-  static Checkpoint load(const std::filesystem::path& dir);
 };
 
 }  // namespace sentiment

@@ -8,7 +8,7 @@
 
 #include "examples/common/json_file.h"
 #include "examples/dates/training.h"
-#include "examples/sentiment/training.h"
+#include "examples/sentiment/checkpoint.h"
 #include "test_helpers.h"
 
 using namespace minigrad;

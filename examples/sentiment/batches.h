@@ -1,0 +1,85 @@
+// Reviews into examples and batches: the hold-out split, encoding token ids (and the NB branch's
+// n-grams), padded batches, token dropout, and the order batches come in for training and evaluation.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "examples/sentiment/config.h"
+#include "examples/sentiment/nb_features.h"
+#include "examples/sentiment/ngrams.h"
+#include "examples/sentiment/text.h"
+#include "minigrad/minigrad.h"
+
+namespace sentiment {
+
+struct Split {
+  std::vector<Review> training, validation;
+};
+// Holds `count` reviews out of `reviews` for validation: count/2 negatives and the rest positives, drawn
+// with a generator seeded by `seed` (the same reviews for any training seed); the others, in their
+// order, are for training. Throws if a label has too few reviews to hold that many out.
+//
+// Reviews are held out in blocks of `block` consecutive file numbers (Review::number; the given order
+// where there are none), not one by one. aclImdb numbers reviews film by film and its test split has
+// other films than its training split; one by one, a validation review's film would almost always have
+// other reviews in training (its actors, its title, its plot), and validation accuracy ran 1.8 points
+// above test accuracy. In blocks, only the films at a block's two ends are shared.
+Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed, int64_t block = 100);
+
+struct Example {
+  std::vector<int64_t> ids;  // at most max_len token ids
+  int64_t label = 0;
+  // With the NB branch: the rows of the review's n-grams (of the whole review, not truncated) and their
+  // r (NbFeatures::present); empty without it.
+  std::vector<int64_t> nb_rows{};
+  std::vector<float> nb_ratios{};
+};
+
+// Token ids for each review. A review longer than max_len keeps its first max_len/2 and last
+// max_len - max_len/2 tokens: the opening and the verdict at the end carry most of the sentiment (Sun et
+// al., 2019, found head+tail truncation best for long reviews). An empty review becomes one <unk>.
+// With `nb` (a model's nb_features()), also each review's n-grams for the NB branch.
+std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary, int64_t max_len,
+                            const NbFeatures* nb = nullptr);
+
+// The n-grams that get rows of their own when config.ngram_vocabulary is set, counted in the training
+// examples alone (as the words are, after truncation); empty when the model hashes its n-grams or has none.
+NgramVocabulary build_ngram_vocabulary(const Config& config, const std::vector<Example>& examples);
+
+struct Batch {
+  minigrad::Tensor tokens;   // (B, T) int64, padded with <pad> to the longest review, rounded up to 16
+                             // (or to max_len if that is less)
+  minigrad::Tensor lengths;  // (B) int64: each review's valid length
+  minigrad::Tensor labels;   // (B) int64
+  int64_t token_count = 0;   // real (unpadded) tokens
+  // The NB branch's inputs: (B, K) int64 rows and float32 ratios, K the most n-grams of a review in the
+  // batch, padded with row 0 and r 0 (for the model's forward); (B, 1) of zeros when the examples have none.
+  minigrad::Tensor nb_rows{}, nb_ratios{};
+};
+
+// The length a batch whose longest review has `longest` tokens is padded to: rounded up to a multiple
+// of 16, but never past max_len.
+int64_t padded_length(int64_t longest, int64_t max_len);
+
+// Examples must have at most max_len tokens; the padded length never exceeds max_len.
+Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>& indices, int64_t max_len);
+
+// Token dropout: each valid token of the batch (not the padding) becomes <unk> with probability p, drawn
+// from `generator`. Returns new tokens; the batch's are left as they are.
+minigrad::Tensor drop_tokens(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths, double p,
+                             minigrad::Generator& generator);
+
+// One epoch's batches: shuffled with the generator, then grouped so that each batch holds reviews of
+// similar length (sorted within windows of 50 batches; the batches are shuffled again afterwards).
+// Padding a short review to a long one's length wastes compute, and attention's cost grows with the
+// square of the length.
+std::vector<std::vector<size_t>> training_batches(const std::vector<Example>& examples, int64_t batch_size,
+                                                  minigrad::Generator& generator);
+// All examples, longest first, in batches of at most `batch_size` reviews and, past one review, at most
+// kEvaluationTokens tokens (the longest review's length times the batch's size): for evaluation, where
+// order does not matter.
+inline constexpr int64_t kEvaluationTokens = 8192;
+std::vector<std::vector<size_t>> evaluation_batches(const std::vector<Example>& examples, int64_t batch_size);
+
+}  // namespace sentiment

@@ -1,0 +1,71 @@
+// The n-grams of a review's token ids and the rows they get in the model's n-gram table.
+//
+// The n-gram embeddings (optional, on by default) are fastText's (Joulin et al., 2017): each bigram (and
+// trigram) of token ids has a row of a second table, and its vector is added to the embedding of the
+// token that ends it. "not good" then gets a vector of its own, which the word vectors of "not" and
+// "good" and one layer of attention find hard to build. By default the rows go to the n-grams in the most
+// training reviews (NgramVocabulary) and the rest get none; fastText hashes every n-gram into a row.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "examples/sentiment/text.h"
+#include "minigrad/minigrad.h"
+
+namespace sentiment {
+
+// Throws a ShapeError from `op` unless tokens is int64 (B, T) and lengths int64 (B): what every function
+// on a batch of token ids takes.
+void check_tokens(const std::string& op, const minigrad::Tensor& tokens, const minigrad::Tensor& lengths);
+
+// The n-grams of each review's token ids, as rows of a table of `buckets` rows: (B, T, max_n - 1) int64,
+// column n - 2 the row of the n-gram that ends at position t (tokens t-n+1 .. t), for n = 2 .. max_n. An
+// n-gram that would start before the review or end in its padding gets row 0, the padding row. The hash
+// (of the ids, not of the text) is fixed here, so a saved model reads the same rows on any machine.
+minigrad::Tensor ngram_rows(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths, int64_t buckets,
+                            int64_t max_n);
+
+// The n-grams of token ids that get rows of their own in the n-gram table: the `rows - 1` found in the
+// most documents (counted once per document; ties in order of their ids, so the same data gives the same
+// list), n = 2 .. max_n ranked together. ngrams()[i] has row i + 1; an n-gram not in the list has none
+// (row 0, the padding row, whose vector stays zero).
+class NgramVocabulary {
+ public:
+  static NgramVocabulary build(const std::vector<std::span<const int64_t>>& documents, int64_t max_n,
+                               int64_t rows);
+  NgramVocabulary() = default;
+  // ngrams[i] (2 to 5 ids, none negative) gets row i + 1; throws if one is malformed or repeated.
+  explicit NgramVocabulary(std::vector<std::vector<int64_t>> ngrams);
+
+  // The row of the n-gram ids[0 .. n), 0 if it has none.
+  int64_t row(const int64_t* ids, int64_t n) const;
+  const std::vector<std::vector<int64_t>>& ngrams() const { return ngrams_; }
+
+  // As rows of the table, in ngram_rows's layout: (B, T, max_n - 1) int64, column n - 2 the row of the
+  // n-gram ending at position t, 0 where it has none or would reach outside the review.
+  minigrad::Tensor rows(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths, int64_t max_n) const;
+
+  // Each n-gram as its tokens joined by spaces ("not good"), in row order: what ngrams.json holds. Tokens
+  // never contain an ASCII space (tokenize splits on it), so the text reads back exactly.
+  nlohmann::json to_json(const Vocabulary& vocabulary) const;
+  // Throws naming `source` if an entry is not a string of known tokens.
+  static NgramVocabulary from_json(const nlohmann::json& j, const Vocabulary& vocabulary,
+                                   const std::string& source);
+
+ private:
+  // Looked up by the bytes of the ids (a view, no copy: hence the transparent hash and equality).
+  struct BytesHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view bytes) const { return std::hash<std::string_view>{}(bytes); }
+  };
+  std::vector<std::vector<int64_t>> ngrams_;
+  std::unordered_map<std::string, int64_t, BytesHash, std::equal_to<>> row_of_;  // ids' bytes -> row
+};
+
+}  // namespace sentiment

@@ -1,0 +1,71 @@
+#include "examples/sentiment/optimizer_step.h"
+
+#include <chrono>
+#include <cmath>
+#include <utility>
+
+namespace sentiment {
+
+using namespace minigrad;
+using Clock = std::chrono::steady_clock;
+
+double reduce_and_clip(const std::vector<Variable>& parameters, const Ranks& ranks, std::span<double> stats,
+                       double clip, const std::string& op, int64_t step, const std::string& lr_option) {
+  double waited = 0;
+  if (ranks.world > 1) {
+    // The few stats first: a collective ends only when the slowest rank has joined it, so this one
+    // takes what this rank waits for the others, and the gradients' sum after it only what it costs.
+    const auto start = Clock::now();
+    ranks.sum(stats);
+    waited = std::chrono::duration<double>(Clock::now() - start).count();
+    ranks.average_gradients(parameters);
+  }
+  const double loss = stats[0] / stats[2];
+  const double norm = optim::clip_grad_norm_(parameters, clip);
+  if (!std::isfinite(loss) || !std::isfinite(norm)) {
+    throw Error(op, "step " + std::to_string(step + 1) + ": the " +
+                        (std::isfinite(loss) ? "gradient norm" : "loss") + " is " +
+                        std::to_string(std::isfinite(loss) ? norm : loss) +
+                        "; stopping without taking the step (try a lower " + lr_option + ")");
+  }
+  return waited;
+}
+
+Optimizers::Optimizers(SentimentModel& model, const Config& c)
+    : nb_scale_(c.nb_lr > 0 ? c.nb_lr / c.lr : 1.0) {
+  std::vector<std::pair<std::string, Variable>> dense, sparse, nb;
+  for (const auto& [name, p] : model.named_parameters()) {
+    const bool table =
+        p.is_same(model.encoder->embedding->weight) || (model.ngrams && p.is_same(model.ngrams->weight));
+    if (model.nb && p.is_same(model.nb->weight))
+      nb.emplace_back(name, p);
+    else
+      (c.sparse_embeddings && table ? sparse : dense).emplace_back(name, p);
+    parameters_.push_back(p);
+  }
+  dense_.emplace(dense, optim::AdamWOptions{.lr = c.lr, .weight_decay = c.weight_decay});
+  if (!sparse.empty()) sparse_.emplace(sparse, optim::SparseAdamOptions{.lr = c.lr});
+  if (!nb.empty()) nb_.emplace(nb, optim::SparseAdamOptions{.lr = c.lr * nb_scale_});
+}
+
+void Optimizers::set_learning_rate(double lr) {
+  for (optim::Optimizer* o : all()) o->set_learning_rate(lr);
+  if (nb_) nb_->set_learning_rate(lr * nb_scale_);
+}
+
+void Optimizers::zero_grad() {
+  for (optim::Optimizer* o : all()) o->zero_grad();
+}
+
+void Optimizers::step() {
+  for (optim::Optimizer* o : all()) o->step();
+}
+
+std::vector<optim::Optimizer*> Optimizers::all() {
+  std::vector<optim::Optimizer*> list = {&*dense_};
+  if (sparse_) list.push_back(&*sparse_);
+  if (nb_) list.push_back(&*nb_);
+  return list;
+}
+
+}  // namespace sentiment
