@@ -1,5 +1,5 @@
 // Conv1d and Conv2d: values against hand-computed ones, shapes, PyTorch's initialisation, and errors. Its
-// gradients are checked in the gradcheck catalogue (tests/gradcheck/cases.cpp).
+// gradients are checked in the gradcheck catalogue (tests/gradcheck/).
 #include <limits>
 #include <sstream>
 

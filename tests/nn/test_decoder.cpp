@@ -1,5 +1,5 @@
 // The decoder: masks (causal, target padding, source valid lengths), the key/value cache, and decoding.
-// The gradient checks of DecoderLayer are in the gradcheck catalogue (tests/gradcheck/cases.cpp),
+// The gradient checks of DecoderLayer are in the gradcheck catalogue (tests/gradcheck/layer_cases.cpp),
 // which test_autograd runs in full.
 #include <cmath>
 #include <map>
