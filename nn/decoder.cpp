@@ -139,7 +139,7 @@ TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : 
                                                                      .generator = opts.generator}));
   layers = register_module("layers", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < opts.num_layers; ++i) {
-    layer_list.push_back(layers->push_back(
+    layers->push_back(
         std::make_shared<DecoderLayer>(DecoderLayerOptions{.num_hiddens = opts.num_hiddens,
                                                            .ffn_num_hiddens = opts.ffn_num_hiddens,
                                                            .num_heads = opts.num_heads,
@@ -149,7 +149,7 @@ TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : 
                                                            .norm_first = opts.norm_first,
                                                            .cross_attention = opts.cross_attention,
                                                            .activation = opts.activation,
-                                                           .generator = opts.generator})));
+                                                           .generator = opts.generator}));
   }
   if (opts.final_norm.value_or(opts.norm_first))
     final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));
@@ -181,13 +181,13 @@ Variable TransformerDecoder::forward(const Tensor& tokens, const Variable& memor
   ModuleCall call(*this, {memory_in});  // the tokens are a Tensor
   const Variable& memory = call.input(0);
   Variable x = embed(tokens, 0);
-  for (const auto& layer : layer_list) x = layer->forward(x, memory, masks);
+  for (size_t i = 0; i < layers->size(); ++i) x = layer(i).forward(x, memory, masks);
   return call.output(logits(x));
 }
 
 DecoderCache TransformerDecoder::start_cache(const Variable& memory, const Tensor& source_valid_lens) {
   DecoderCache cache;
-  cache.layers.resize(layer_list.size());
+  cache.layers.resize(layers->size());
   cache.source_valid_lens = source_valid_lens;
   if (!options.cross_attention) return cache;
   if (!memory.defined() || memory.rank() != 3 || memory.shape()[2] != options.num_hiddens) {
@@ -195,30 +195,30 @@ DecoderCache TransformerDecoder::start_cache(const Variable& memory, const Tenso
                      "start_cache expects memory (B, S, " + std::to_string(options.num_hiddens) + "), got " +
                          (memory.defined() ? memory.shape().str() : std::string("none")));
   }
-  for (size_t i = 0; i < layer_list.size(); ++i) {
-    cache.layers[i].cross_keys = layer_list[i]->cross_attention->project_keys(memory);
-    cache.layers[i].cross_values = layer_list[i]->cross_attention->project_values(memory);
+  for (size_t i = 0; i < layers->size(); ++i) {
+    cache.layers[i].cross_keys = layer(i).cross_attention->project_keys(memory);
+    cache.layers[i].cross_values = layer(i).cross_attention->project_values(memory);
   }
   return cache;
 }
 
 Variable TransformerDecoder::forward_step(const Tensor& tokens, DecoderCache& cache) const {
-  if (cache.layers.size() != layer_list.size()) {
+  if (cache.layers.size() != layers->size()) {
     throw ValueError("TransformerDecoder", "the cache has " + std::to_string(cache.layers.size()) +
-                                               " layers, the decoder " + std::to_string(layer_list.size()) +
+                                               " layers, the decoder " + std::to_string(layers->size()) +
                                                ": make it with this decoder's start_cache");
   }
   Variable x = embed(tokens, cache.length);
-  for (size_t i = 0; i < layer_list.size(); ++i)
-    x = layer_list[i]->forward_step(x, cache.layers[i], cache.source_valid_lens);
+  for (size_t i = 0; i < layers->size(); ++i)
+    x = layer(i).forward_step(x, cache.layers[i], cache.source_valid_lens);
   cache.length += tokens.shape()[1];
   return logits(x);
 }
 
 std::vector<Tensor> TransformerDecoder::cross_attention_weights() const {
   std::vector<Tensor> out;
-  for (const auto& layer : layer_list) {
-    if (layer->cross_attention) out.push_back(layer->cross_attention->attention_weights());
+  for (size_t i = 0; i < layers->size(); ++i) {
+    if (layer(i).cross_attention) out.push_back(layer(i).cross_attention->attention_weights());
   }
   return out;
 }

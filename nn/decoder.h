@@ -132,16 +132,18 @@ class TransformerDecoder : public Module {
   // Each layer's cross-attention weights from the last forward pass: (B, heads, T, S).
   std::vector<Tensor> cross_attention_weights() const;
 
+  // Layer i (of options.num_layers).
+  DecoderLayer& layer(size_t i) const { return layers->at<DecoderLayer>(i); }
+
   std::string name() const override { return "TransformerDecoder"; }
   std::string extra_repr() const override { return options.tie_weights ? "tie_weights=True" : ""; }
 
   std::shared_ptr<Embedding> embedding;
   std::shared_ptr<PositionalEncoding> pos_encoding;
-  std::shared_ptr<ModuleList> layers;
-  std::vector<std::shared_ptr<DecoderLayer>> layer_list;  // the same layers, typed
-  std::shared_ptr<LayerNorm> final_norm;                  // or null
-  std::shared_ptr<Linear> output;                         // (vocab_size, num_hiddens); null when tied
-  Variable output_bias;                                   // (vocab_size), when tied
+  std::shared_ptr<ModuleList> layers;     // DecoderLayers
+  std::shared_ptr<LayerNorm> final_norm;  // or null
+  std::shared_ptr<Linear> output;         // (vocab_size, num_hiddens); null when tied
+  Variable output_bias;                   // (vocab_size), when tied
   TransformerDecoderOptions options;
 
  private:

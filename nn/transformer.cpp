@@ -71,7 +71,7 @@ TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : 
                                                                      .generator = opts.generator}));
   layers = register_module("layers", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < opts.num_layers; ++i) {
-    layer_list.push_back(layers->push_back(
+    layers->push_back(
         std::make_shared<EncoderLayer>(EncoderLayerOptions{.num_hiddens = opts.num_hiddens,
                                                            .ffn_num_hiddens = opts.ffn_num_hiddens,
                                                            .num_heads = opts.num_heads,
@@ -80,7 +80,7 @@ TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : 
                                                            .bias = opts.bias,
                                                            .norm_first = opts.norm_first,
                                                            .activation = opts.activation,
-                                                           .generator = opts.generator})));
+                                                           .generator = opts.generator}));
   }
   if (opts.norm_first)
     final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));
@@ -105,13 +105,13 @@ Variable TransformerEncoder::encode(const Variable& x, const AttentionMask& mask
                      "expects x (B, T, " + std::to_string(options.num_hiddens) + "), got " + x.shape().str());
   }
   Variable h = pos_encoding->forward(x);
-  for (const auto& layer : layer_list) h = layer->forward(h, mask);
+  for (size_t i = 0; i < layers->size(); ++i) h = layer(i).forward(h, mask);
   return final_norm ? final_norm->forward(h) : h;
 }
 
 std::vector<Tensor> TransformerEncoder::attention_weights() const {
   std::vector<Tensor> out;
-  for (const auto& layer : layer_list) out.push_back(layer->attention->attention_weights());
+  for (size_t i = 0; i < layers->size(); ++i) out.push_back(layer(i).attention->attention_weights());
   return out;
 }
 

@@ -123,13 +123,15 @@ class TransformerEncoder : public Module {
   // Each layer's per-head attention weights from the last forward pass: (B, num_heads, T, T).
   std::vector<Tensor> attention_weights() const;
 
+  // Layer i (of options.num_layers).
+  EncoderLayer& layer(size_t i) const { return layers->at<EncoderLayer>(i); }
+
   std::string name() const override { return "TransformerEncoder"; }
 
   std::shared_ptr<Embedding> embedding;
   std::shared_ptr<PositionalEncoding> pos_encoding;
-  std::shared_ptr<ModuleList> layers;
-  std::vector<std::shared_ptr<EncoderLayer>> layer_list;  // the same layers, typed
-  std::shared_ptr<LayerNorm> final_norm;                  // pre-norm only
+  std::shared_ptr<ModuleList> layers;     // EncoderLayers
+  std::shared_ptr<LayerNorm> final_norm;  // pre-norm only
   TransformerEncoderOptions options;
 };
 

@@ -31,12 +31,12 @@ BOOST_AUTO_TEST_CASE(train_eval_and_zero_grad_reach_every_descendant) {
   TransformerEncoder encoder(
       {.vocab_size = 10, .num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 1, .num_layers = 2});
   encoder.eval();
-  BOOST_TEST(!encoder.layer_list[1]->attention->attention->dropout->is_training());
+  BOOST_TEST(!encoder.layer(1).attention->attention->dropout->is_training());
   encoder.train();
-  BOOST_TEST(encoder.layer_list[1]->addnorm2->dropout->is_training());
+  BOOST_TEST(encoder.layer(1).addnorm2->dropout->is_training());
   Variable loss = sum(encoder.forward(Tensor::from_vector<int64_t>({1, 2}, {1, 2})));
   loss.backward();
-  BOOST_TEST(encoder.layer_list[0]->ffn->dense1->weight.grad().defined());
+  BOOST_TEST(encoder.layer(0).ffn->dense1->weight.grad().defined());
   encoder.zero_grad();
   for (const Variable& p : encoder.parameters()) BOOST_TEST(!p.grad().defined());
 }
