@@ -13,33 +13,26 @@ DecoderLayer::DecoderLayer(const DecoderLayerOptions& opts) : options(opts) {
                                                     .dropout = opts.attention_dropout.value_or(opts.dropout),
                                                     .bias = opts.bias,
                                                     .generator = opts.generator};
+  auto addnorm = [&] {
+    return std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.norm_first, opts.generator);
+  };
   self_attention = register_module("self_attention", std::make_shared<MultiHeadAttention>(attention_options));
-  addnorm1 =
-      register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
+  addnorm1 = register_module("addnorm1", addnorm());
   if (opts.cross_attention) {
     cross_attention =
         register_module("cross_attention", std::make_shared<MultiHeadAttention>(attention_options));
-    addnorm2 = register_module("addnorm2",
-                               std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
+    addnorm2 = register_module("addnorm2", addnorm());
   }
   ffn = register_module("ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens,
                                                                  opts.activation, opts.generator));
-  addnorm3 =
-      register_module("addnorm3", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
+  addnorm3 = register_module("addnorm3", addnorm());
 }
 
-template <typename SelfAttend, typename CrossAttend>
-Variable DecoderLayer::sublayers(const Variable& x, SelfAttend&& self_attend,
-                                 CrossAttend&& cross_attend) const {
-  if (!options.norm_first) {
-    Variable y = addnorm1->forward(x, self_attend(x));
-    if (cross_attention) y = addnorm2->forward(y, cross_attend(y));
-    return addnorm3->forward(y, ffn->forward(y));
-  }
-  // Pre-norm: the same modules in another order; the residual stream itself is never normalised.
-  Variable y = x + addnorm1->dropout->forward(self_attend(addnorm1->ln->forward(x)));
-  if (cross_attention) y = y + addnorm2->dropout->forward(cross_attend(addnorm2->ln->forward(y)));
-  return y + addnorm3->dropout->forward(ffn->forward(addnorm3->ln->forward(y)));
+Variable DecoderLayer::sublayers(const Variable& x, const AddNorm::Sublayer& self_attend,
+                                 const AddNorm::Sublayer& cross_attend) const {
+  Variable y = addnorm1->forward(x, self_attend);
+  if (cross_attention) y = addnorm2->forward(y, cross_attend);
+  return addnorm3->forward(y, [&](const Variable& v) { return ffn->forward(v); });
 }
 
 namespace {

@@ -74,8 +74,8 @@ class DecoderLayer : public Module {
 
  private:
   // The three sub-layers around the two ways of attending (whole sequence, or cached steps).
-  template <typename SelfAttend, typename CrossAttend>
-  Variable sublayers(const Variable& x, SelfAttend&& self_attend, CrossAttend&& cross_attend) const;
+  Variable sublayers(const Variable& x, const AddNorm::Sublayer& self_attend,
+                     const AddNorm::Sublayer& cross_attend) const;
 };
 
 struct TransformerDecoderOptions {

@@ -21,14 +21,20 @@ Variable PositionWiseFFN::forward(const Variable& input) const {
   return call.output(dense2->forward(activation == Activation::ReLU ? relu(hidden) : gelu(hidden)));
 }
 
-AddNorm::AddNorm(int64_t normalized_size, double p, Generator* generator) {
+AddNorm::AddNorm(int64_t normalized_size, double p, bool first, Generator* generator) : norm_first(first) {
   dropout = register_module("dropout", std::make_shared<Dropout>(p, generator));
   ln = register_module("ln", std::make_shared<LayerNorm>(normalized_size));
 }
 
-Variable AddNorm::forward(const Variable& x, const Variable& y) const {
-  ModuleCall call(*this, {x, y});
-  return call.output(ln->forward(dropout->forward(call.input(1)) + call.input(0)));
+Variable AddNorm::forward(const Variable& x, const Sublayer& sublayer) const {
+  ModuleCall call(*this, {x});
+  return call.output(add_norm(call.input(0), sublayer, *ln, *dropout, norm_first));
+}
+
+Variable add_norm(const Variable& x, const AddNorm::Sublayer& sublayer, const LayerNorm& norm,
+                  const Dropout& dropout, bool norm_first) {
+  if (norm_first) return x + dropout.forward(sublayer(norm.forward(x)));
+  return norm.forward(x + dropout.forward(sublayer(x)));
 }
 
 EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
@@ -38,25 +44,20 @@ EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
                                                .dropout = opts.attention_dropout.value_or(opts.dropout),
                                                .bias = opts.bias,
                                                .generator = opts.generator}));
-  addnorm1 =
-      register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
+  auto addnorm = [&] {
+    return std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.norm_first, opts.generator);
+  };
+  addnorm1 = register_module("addnorm1", addnorm());
   ffn = register_module("ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens,
                                                                  opts.activation, opts.generator));
-  addnorm2 =
-      register_module("addnorm2", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
+  addnorm2 = register_module("addnorm2", addnorm());
 }
 
 Variable EncoderLayer::forward(const Variable& input, const AttentionMask& mask) const {
   ModuleCall call(*this, {input});
-  const Variable& x = call.input(0);
-  if (!options.norm_first) {
-    const Variable y = addnorm1->forward(x, attention->forward(x, x, x, mask));
-    return call.output(addnorm2->forward(y, ffn->forward(y)));
-  }
-  // Pre-norm uses the same modules in another order: the residual path stays un-normalized.
-  const Variable n1 = addnorm1->ln->forward(x);
-  const Variable y = x + addnorm1->dropout->forward(attention->forward(n1, n1, n1, mask));
-  return call.output(y + addnorm2->dropout->forward(ffn->forward(addnorm2->ln->forward(y))));
+  const Variable y =
+      addnorm1->forward(call.input(0), [&](const Variable& x) { return attention->forward(x, x, x, mask); });
+  return call.output(addnorm2->forward(y, [&](const Variable& x) { return ffn->forward(x); }));
 }
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {

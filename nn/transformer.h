@@ -10,6 +10,7 @@
 // transforms each position on its own.
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "minigrad/nn/attention.h"
@@ -40,18 +41,35 @@ class PositionWiseFFN : public Module {
   Activation activation;
 };
 
-// The residual connection followed by layer normalization: LN(dropout(Y) + X).
+// A sublayer's residual connection and its layer norm (d2l's AddNorm), in either order:
+//   post-norm (Vaswani's):  LN(x + dropout(sublayer(x)))
+//   pre-norm (norm_first):  x + dropout(sublayer(LN(x)))
+// Pre-norm leaves the residual stream itself un-normalised, so a stack of pre-norm layers ends with a
+// LayerNorm of its own. Every layer here wraps each of its sublayers in one:
+//
+//   AddNorm addnorm(64, 0.1, /*norm_first=*/false);
+//   Variable y = addnorm.forward(x, [&](const Variable& v) { return ffn->forward(v); });
 class AddNorm : public Module {
  public:
-  AddNorm(int64_t normalized_size, double dropout, Generator* generator = nullptr);
+  // (..., normalized_size) -> the same shape
+  using Sublayer = std::function<Variable(const Variable&)>;
 
-  Variable forward(const Variable& x, const Variable& y) const;
+  AddNorm(int64_t normalized_size, double dropout, bool norm_first = false, Generator* generator = nullptr);
+
+  // x (..., normalized_size) -> the same shape
+  Variable forward(const Variable& x, const Sublayer& sublayer) const;
 
   std::string name() const override { return "AddNorm"; }
 
   std::shared_ptr<Dropout> dropout;
   std::shared_ptr<LayerNorm> ln;
+  bool norm_first;
 };
+
+// AddNorm's computation with a norm and a dropout the caller holds, for a layer whose state dict names
+// them on its own (PyTorch's TransformerEncoderLayer: norm1 and dropout1).
+Variable add_norm(const Variable& x, const AddNorm::Sublayer& sublayer, const LayerNorm& norm,
+                  const Dropout& dropout, bool norm_first);
 
 struct EncoderLayerOptions {
   int64_t num_hiddens = 0;

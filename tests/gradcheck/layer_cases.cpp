@@ -147,12 +147,18 @@ void add_layer_cases(const AddLayer& add_layer) {
           return layer_check(layer, {normal(g, {2, 2, 3})}, [layer](In x) { return layer->forward(x[0]); });
         });
   }
-  add_layer("nn::AddNorm", [](Generator& g) {
-    auto layer = in_float64(std::make_shared<nn::AddNorm>(4, 0.0));
-    randomize(*layer, g);
-    return layer_check(layer, {normal(g, {2, 3, 4}), normal(g, {2, 3, 4})},
-                       [layer](In x) { return layer->forward(x[0], x[1]); });
-  });
+  for (bool norm_first : {false, true}) {
+    // The sublayer tanh(v)·y: its input comes from the block, y is an input of the check.
+    add_layer(
+        std::string("nn::AddNorm (") + (norm_first ? "pre-norm" : "post-norm") + ", sublayer tanh(v)·y)",
+        [norm_first](Generator& g) {
+          auto layer = in_float64(std::make_shared<nn::AddNorm>(4, 0.0, norm_first));
+          randomize(*layer, g);
+          return layer_check(layer, {normal(g, {2, 3, 4}), normal(g, {2, 3, 4})}, [layer](In x) {
+            return layer->forward(x[0], [&](const Variable& v) { return tanh(v) * x[1]; });
+          });
+        });
+  }
   for (bool norm_first : {false, true}) {
     add_layer(std::string("nn::EncoderLayer (") + (norm_first ? "pre-norm" : "post-norm") + ", valid_lens)",
               [norm_first](Generator& g) {
