@@ -37,7 +37,7 @@ Variable add_norm(const Variable& x, const AddNorm::Sublayer& sublayer, const La
   return norm.forward(x + dropout.forward(sublayer(x)));
 }
 
-EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
+EncoderLayer::EncoderLayer(const TransformerLayerOptions& opts) : options(opts) {
   attention = register_module("attention", std::make_shared<MultiHeadAttention>(MultiHeadAttentionOptions{
                                                .num_hiddens = opts.num_hiddens,
                                                .num_heads = opts.num_heads,
@@ -61,30 +61,20 @@ Variable EncoderLayer::forward(const Variable& input, const AttentionMask& mask)
 }
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
-  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, opts.num_hiddens,
-                                                                       opts.padding_idx, opts.generator));
+  const TransformerLayerOptions& layer = opts.layer;
+  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, layer.num_hiddens,
+                                                                       opts.padding_idx, layer.generator));
   pos_encoding = register_module(
       "pos_encoding",
-      std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = opts.num_hiddens,
-                                                                     .dropout = opts.dropout,
+      std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = layer.num_hiddens,
+                                                                     .dropout = layer.dropout,
                                                                      .max_len = opts.max_len,
                                                                      .learnable = opts.learnable_positions,
-                                                                     .generator = opts.generator}));
+                                                                     .generator = layer.generator}));
   layers = register_module("layers", std::make_shared<ModuleList>());
-  for (int64_t i = 0; i < opts.num_layers; ++i) {
-    layers->push_back(
-        std::make_shared<EncoderLayer>(EncoderLayerOptions{.num_hiddens = opts.num_hiddens,
-                                                           .ffn_num_hiddens = opts.ffn_num_hiddens,
-                                                           .num_heads = opts.num_heads,
-                                                           .dropout = opts.dropout,
-                                                           .attention_dropout = opts.attention_dropout,
-                                                           .bias = opts.bias,
-                                                           .norm_first = opts.norm_first,
-                                                           .activation = opts.activation,
-                                                           .generator = opts.generator}));
-  }
-  if (opts.norm_first)
-    final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));
+  for (int64_t i = 0; i < opts.num_layers; ++i) layers->push_back(std::make_shared<EncoderLayer>(layer));
+  if (layer.norm_first)
+    final_norm = register_module("final_norm", std::make_shared<LayerNorm>(layer.num_hiddens));
 }
 
 Variable TransformerEncoder::forward(const Tensor& tokens, const AttentionMask& mask) const {
@@ -97,13 +87,14 @@ Variable TransformerEncoder::embed(const Tensor& tokens) const {
     throw ShapeError("TransformerEncoder", "expects tokens (B, T), got " + tokens.shape().str());
   // d2l and Vaswani et al. scale the embedding by √d before adding the positional encoding, whose entries
   // lie in [-1, 1], so that the two are of comparable size when summed.
-  return embedding->forward(tokens) * std::sqrt(static_cast<double>(options.num_hiddens));
+  return embedding->forward(tokens) * std::sqrt(static_cast<double>(options.layer.num_hiddens));
 }
 
 Variable TransformerEncoder::encode(const Variable& x, const AttentionMask& mask) const {
-  if (x.rank() != 3 || x.shape()[2] != options.num_hiddens) {
+  const int64_t d = options.layer.num_hiddens;
+  if (x.rank() != 3 || x.shape()[2] != d) {
     throw ShapeError("TransformerEncoder",
-                     "expects x (B, T, " + std::to_string(options.num_hiddens) + "), got " + x.shape().str());
+                     "expects x (B, T, " + std::to_string(d) + "), got " + x.shape().str());
   }
   Variable h = pos_encoding->forward(x);
   for (size_t i = 0; i < layers->size(); ++i) h = layer(i).forward(h, mask);

@@ -71,7 +71,11 @@ class AddNorm : public Module {
 Variable add_norm(const Variable& x, const AddNorm::Sublayer& sublayer, const LayerNorm& norm,
                   const Dropout& dropout, bool norm_first);
 
-struct EncoderLayerOptions {
+// The options of one Transformer layer, an EncoderLayer's or a DecoderLayer's (as PyTorch's
+// TransformerEncoderLayer and TransformerDecoderLayer take the same ones). The encoder's and the decoder's
+// options hold them as `layer`, and the encoder-decoder's hold those two: each option is declared once,
+// here (tests/layers/check_options_declared_once.py).
+struct TransformerLayerOptions {
   int64_t num_hiddens = 0;
   int64_t ffn_num_hiddens = 0;
   int64_t num_heads = 1;
@@ -90,7 +94,7 @@ struct EncoderLayerOptions {
 // each with a residual connection and a layer norm.
 class EncoderLayer : public Module {
  public:
-  explicit EncoderLayer(const EncoderLayerOptions& options);
+  explicit EncoderLayer(const TransformerLayerOptions& options);
 
   // x (B, T, num_hiddens) -> same shape
   Variable forward(const Variable& x, const AttentionMask& mask = {}) const;
@@ -102,25 +106,24 @@ class EncoderLayer : public Module {
   std::shared_ptr<AddNorm> addnorm1;
   std::shared_ptr<PositionWiseFFN> ffn;
   std::shared_ptr<AddNorm> addnorm2;
-  EncoderLayerOptions options;
+  TransformerLayerOptions options;
 };
 
+// num_layers encoder layers over token embeddings and positions, as PyTorch's
+// nn.TransformerEncoder(encoder_layer, num_layers) with the embedding in front:
+//
+//   nn::TransformerEncoder encoder({.layer = {.num_hiddens = 64, .ffn_num_hiddens = 128, .num_heads = 4},
+//                                   .num_layers = 2,
+//                                   .vocab_size = 10000});
 struct TransformerEncoderOptions {
-  int64_t vocab_size = 0;
-  int64_t num_hiddens = 0;
-  int64_t ffn_num_hiddens = 0;
-  int64_t num_heads = 1;
+  // Every layer's. Its dropout also applies to the embeddings plus positions, and its generator draws the
+  // embedding too.
+  TransformerLayerOptions layer{};
   int64_t num_layers = 1;
-  double dropout = 0;
-  std::optional<double> attention_dropout{};  // unset: `dropout`
-  bool bias = false;
-  int64_t max_len = 1000;
-  bool norm_first = false;
+  int64_t vocab_size = 0;
+  int64_t max_len = 1000;  // longest sequence (positions of the positional encoding)
   bool learnable_positions = false;
   int64_t padding_idx = -1;
-  Activation activation = Activation::ReLU;
-  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
-  Generator* generator = nullptr;
 };
 
 class TransformerEncoder : public Module {

@@ -46,15 +46,14 @@ Dataset make_dataset(int64_t n, Generator& gen) {
 class Classifier : public nn::Module {
  public:
   Classifier()
-      : encoder(register_module("encoder", std::make_shared<nn::TransformerEncoder>(
-                                               nn::TransformerEncoderOptions{.vocab_size = kVocabSize,
-                                                                             .num_hiddens = 32,
-                                                                             .ffn_num_hiddens = 64,
-                                                                             .num_heads = 4,
-                                                                             .num_layers = 2,
-                                                                             .dropout = 0.1,
-                                                                             .max_len = kMaxLen,
-                                                                             .padding_idx = kPad}))),
+      : encoder(register_module(
+            "encoder",
+            std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
+                .layer = {.num_hiddens = 32, .ffn_num_hiddens = 64, .num_heads = 4, .dropout = 0.1},
+                .num_layers = 2,
+                .vocab_size = kVocabSize,
+                .max_len = kMaxLen,
+                .padding_idx = kPad}))),
         head(register_module("head", std::make_shared<nn::Linear>(32, 3))) {}
 
   // tokens (B, T) int64, padded after each sequence; valid_lens (B) int64 -> logits (B, 3)

@@ -203,13 +203,13 @@ SentimentModel::SentimentModel(const Config& c, int64_t vocab_size, NgramVocabul
                                            std::to_string(c.ngram_buckets) + " rows (row 0 is nobody's)");
   }
   encoder = register_module("encoder", std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
-                                           .vocab_size = vocab_size,
-                                           .num_hiddens = c.num_hiddens,
-                                           .ffn_num_hiddens = c.ffn_num_hiddens,
-                                           .num_heads = c.num_heads,
+                                           .layer = {.num_hiddens = c.num_hiddens,
+                                                     .ffn_num_hiddens = c.ffn_num_hiddens,
+                                                     .num_heads = c.num_heads,
+                                                     .dropout = c.dropout,
+                                                     .attention_dropout = c.attention_dropout},
                                            .num_layers = c.num_layers,
-                                           .dropout = c.dropout,
-                                           .attention_dropout = c.attention_dropout,
+                                           .vocab_size = vocab_size,
                                            .max_len = c.max_len,
                                            .learnable_positions = c.learnable_positions,
                                            .padding_idx = Vocabulary::kPad}));
@@ -419,7 +419,8 @@ Variable SentimentModel::encode(const Tensor& tokens, const Tensor& lengths) {
                             ? ngram_rows(tokens, lengths, ngrams->options.num_embeddings, ngram_max_)
                             : ngram_vocabulary_.rows(tokens, lengths, ngram_max_);
     // Each position's n-gram vectors, summed (B, T, n-1, d) -> (B, T, d), at the token embedding's scale.
-    x = x + sum(ngrams->forward(rows), {2}) * std::sqrt(static_cast<double>(encoder->options.num_hiddens));
+    x = x +
+        sum(ngrams->forward(rows), {2}) * std::sqrt(static_cast<double>(encoder->options.layer.num_hiddens));
   }
   return encoder->encode(x, {.valid_lens = lengths});  // (B, T, d)
 }

@@ -50,14 +50,14 @@ struct Model {
   nn::TransformerEncoder encoder;
   nn::Linear head;
   Model(double dropout, Generator* g)
-      : encoder({.vocab_size = 20,
-                 .num_hiddens = 8,
-                 .ffn_num_hiddens = 16,
-                 .num_heads = 2,
+      : encoder({.layer = {.num_hiddens = 8,
+                           .ffn_num_hiddens = 16,
+                           .num_heads = 2,
+                           .dropout = dropout,
+                           .generator = g},
                  .num_layers = 1,
-                 .dropout = dropout,
-                 .max_len = 8,
-                 .generator = g}),
+                 .vocab_size = 20,
+                 .max_len = 8}),
         head(8, 2, true, g) {
     encoder.to(DType::Float64);
     head.to(DType::Float64);

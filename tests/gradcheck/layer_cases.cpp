@@ -3,6 +3,15 @@
 
 namespace minigrad::checks {
 
+namespace {
+
+// The options of the encoder and decoder layers checked here: 4 wide, 2 heads, no dropout.
+nn::TransformerLayerOptions small_layer(bool norm_first) {
+  return {.num_hiddens = 4, .ffn_num_hiddens = 6, .num_heads = 2, .dropout = 0.0, .norm_first = norm_first};
+}
+
+}  // namespace
+
 void add_layer_cases(const AddLayer& add_layer) {
   add_layer("nn::Linear (batched input)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::Linear>(size_in(g, 2, 4), size_in(g, 1, 3)));
@@ -162,12 +171,7 @@ void add_layer_cases(const AddLayer& add_layer) {
   for (bool norm_first : {false, true}) {
     add_layer(std::string("nn::EncoderLayer (") + (norm_first ? "pre-norm" : "post-norm") + ", valid_lens)",
               [norm_first](Generator& g) {
-                auto layer = in_float64(
-                    std::make_shared<nn::EncoderLayer>(nn::EncoderLayerOptions{.num_hiddens = 4,
-                                                                               .ffn_num_hiddens = 6,
-                                                                               .num_heads = 2,
-                                                                               .dropout = 0.0,
-                                                                               .norm_first = norm_first}));
+                auto layer = in_float64(std::make_shared<nn::EncoderLayer>(small_layer(norm_first)));
                 randomize(*layer, g);
                 const nn::AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})};
                 return layer_check(layer, {normal(g, {2, 3, 4})},
@@ -209,12 +213,7 @@ void add_layer_cases(const AddLayer& add_layer) {
     add_layer(std::string("nn::DecoderLayer (") + (norm_first ? "pre-norm" : "post-norm") +
                   ", causal, target and source padding)",
               [norm_first](Generator& g) {
-                auto layer = in_float64(
-                    std::make_shared<nn::DecoderLayer>(nn::DecoderLayerOptions{.num_hiddens = 4,
-                                                                               .ffn_num_hiddens = 6,
-                                                                               .num_heads = 2,
-                                                                               .dropout = 0.0,
-                                                                               .norm_first = norm_first}));
+                auto layer = in_float64(std::make_shared<nn::DecoderLayer>(small_layer(norm_first)));
                 randomize(*layer, g);
                 const nn::DecoderMasks masks{.target_valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2}),
                                              .source_valid_lens = Tensor::from_vector<int64_t>({4, 2}, {2})};
@@ -223,16 +222,13 @@ void add_layer_cases(const AddLayer& add_layer) {
               });
   }
   add_layer("nn::TransformerDecoder (decoder-only, tied weights, parameters)", [](Generator& g) {
-    auto layer = in_float64(
-        std::make_shared<nn::TransformerDecoder>(nn::TransformerDecoderOptions{.vocab_size = 5,
-                                                                               .num_hiddens = 4,
-                                                                               .ffn_num_hiddens = 4,
-                                                                               .num_heads = 2,
-                                                                               .num_layers = 2,
-                                                                               .max_len = 8,
-                                                                               .norm_first = true,
-                                                                               .cross_attention = false,
-                                                                               .tie_weights = true}));
+    auto layer = in_float64(std::make_shared<nn::TransformerDecoder>(nn::TransformerDecoderOptions{
+        .layer = {.num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 2, .norm_first = true},
+        .num_layers = 2,
+        .vocab_size = 5,
+        .max_len = 8,
+        .cross_attention = false,
+        .tie_weights = true}));
     randomize(*layer, g);
     return layer_check(layer, {}, [layer](In) {
       return layer->forward(Tensor::from_vector<int64_t>({1, 4, 2, 0, 3, 3}, {2, 3}), Variable(),
@@ -240,13 +236,10 @@ void add_layer_cases(const AddLayer& add_layer) {
     });
   });
   add_layer("nn::Transformer (encoder-decoder, parameters)", [](Generator& g) {
-    auto layer = in_float64(std::make_shared<nn::Transformer>(nn::TransformerOptions{.source_vocab_size = 6,
-                                                                                     .target_vocab_size = 5,
-                                                                                     .num_hiddens = 4,
-                                                                                     .ffn_num_hiddens = 4,
-                                                                                     .num_heads = 2,
-                                                                                     .max_source_len = 8,
-                                                                                     .max_target_len = 8}));
+    const nn::TransformerLayerOptions each{.num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 2};
+    auto layer = in_float64(std::make_shared<nn::Transformer>(
+        nn::TransformerOptions{.encoder = {.layer = each, .vocab_size = 6, .max_len = 8},
+                               .decoder = {.layer = each, .vocab_size = 5, .max_len = 8}}));
     randomize(*layer, g);
     return layer_check(layer, {}, [layer](In) {
       return layer->forward(Tensor::from_vector<int64_t>({1, 5, 2, 4, 0, 3, 3, 1}, {2, 4}),
@@ -256,13 +249,11 @@ void add_layer_cases(const AddLayer& add_layer) {
     });
   });
   add_layer("nn::TransformerEncoder (2 layers, parameters)", [](Generator& g) {
-    auto layer = in_float64(
-        std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{.vocab_size = 6,
-                                                                               .num_hiddens = 4,
-                                                                               .ffn_num_hiddens = 4,
-                                                                               .num_heads = 2,
-                                                                               .num_layers = 2,
-                                                                               .max_len = 8}));
+    auto layer = in_float64(std::make_shared<nn::TransformerEncoder>(
+        nn::TransformerEncoderOptions{.layer = {.num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 2},
+                                      .num_layers = 2,
+                                      .vocab_size = 6,
+                                      .max_len = 8}));
     randomize(*layer, g);
     return layer_check(layer, {}, [layer](In) {
       return layer->forward(Tensor::from_vector<int64_t>({1, 5, 2, 0, 3, 3}, {2, 3}),

@@ -33,45 +33,42 @@ std::string bytes_of(const std::string& path) {
 // generator.
 std::shared_ptr<nn::TransformerEncoder> make_encoder() {
   return std::make_shared<nn::TransformerEncoder>(
-      nn::TransformerEncoderOptions{.vocab_size = 9,
-                                    .num_hiddens = 4,
-                                    .ffn_num_hiddens = 6,
-                                    .num_heads = 2,
+      nn::TransformerEncoderOptions{.layer = {.num_hiddens = 4,
+                                              .ffn_num_hiddens = 6,
+                                              .num_heads = 2,
+                                              .dropout = 0.1,
+                                              .attention_dropout = 0.2,
+                                              .bias = true,
+                                              .activation = nn::Activation::GELU},
                                     .num_layers = 2,
-                                    .dropout = 0.1,
-                                    .attention_dropout = 0.2,
-                                    .bias = true,
+                                    .vocab_size = 9,
                                     .max_len = 6,
-                                    .padding_idx = 0,
-                                    .activation = nn::Activation::GELU});
+                                    .padding_idx = 0});
 }
 std::shared_ptr<nn::Transformer> make_transformer() {
-  return std::make_shared<nn::Transformer>(nn::TransformerOptions{.source_vocab_size = 7,
-                                                                  .target_vocab_size = 8,
-                                                                  .num_hiddens = 4,
-                                                                  .ffn_num_hiddens = 6,
-                                                                  .num_heads = 2,
-                                                                  .num_encoder_layers = 2,
-                                                                  .num_decoder_layers = 2,
-                                                                  .dropout = 0.1,
-                                                                  .max_source_len = 6,
-                                                                  .max_target_len = 5,
-                                                                  .norm_first = true,
-                                                                  .padding_idx = 0,
-                                                                  .tie_weights = true});
+  const nn::TransformerLayerOptions layer{
+      .num_hiddens = 4, .ffn_num_hiddens = 6, .num_heads = 2, .dropout = 0.1, .norm_first = true};
+  return std::make_shared<nn::Transformer>(nn::TransformerOptions{
+      .encoder = {.layer = layer, .num_layers = 2, .vocab_size = 7, .max_len = 6, .padding_idx = 0},
+      .decoder = {.layer = layer,
+                  .num_layers = 2,
+                  .vocab_size = 8,
+                  .max_len = 5,
+                  .padding_idx = 0,
+                  .tie_weights = true}});
 }
 std::shared_ptr<nn::TransformerDecoder> make_lm() {
   return std::make_shared<nn::TransformerDecoder>(
-      nn::TransformerDecoderOptions{.vocab_size = 6,
-                                    .num_hiddens = 4,
-                                    .ffn_num_hiddens = 4,
-                                    .num_heads = 2,
+      nn::TransformerDecoderOptions{.layer = {.num_hiddens = 4,
+                                              .ffn_num_hiddens = 4,
+                                              .num_heads = 2,
+                                              .dropout = 0.1,
+                                              .activation = nn::Activation::GELU},
                                     .num_layers = 2,
-                                    .dropout = 0.1,
+                                    .vocab_size = 6,
                                     .max_len = 6,
                                     .final_norm = true,
                                     .learnable_positions = true,
-                                    .activation = nn::Activation::GELU,
                                     .cross_attention = false});
 }
 

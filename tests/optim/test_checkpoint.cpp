@@ -9,12 +9,9 @@ using namespace minigrad::testing;
 namespace {
 
 nn::TransformerEncoderOptions small_encoder() {
-  return {.vocab_size = 30,
-          .num_hiddens = 8,
-          .ffn_num_hiddens = 16,
-          .num_heads = 2,
+  return {.layer = {.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .dropout = 0.1},
           .num_layers = 2,
-          .dropout = 0.1};
+          .vocab_size = 30};
 }
 
 // A few steps of training with everything that makes resuming hard: dropout (random masks from the
