@@ -101,7 +101,7 @@ class EncoderClassifier : public nn::Module {
   // tokens (B, T) int64, lengths (B) int64 -> logits (B, 2)
   Variable forward(const Tensor& tokens, const Tensor& lengths) {
     const Variable h = encoder->forward(tokens, {.valid_lens = lengths});  // (B, T, d)
-    return head->forward(nn::masked_mean(h, lengths));                     // (B, d) -> (B, 2)
+    return head->forward(mean_over_time(h, lengths, /*dim=*/1));           // (B, d) -> (B, 2)
   }
 
   std::string name() const override { return "EncoderClassifier"; }

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "minigrad/autograd/functions.h"
-#include "minigrad/tensor/ops.h"
 
 namespace minigrad::nn {
 
@@ -105,32 +104,6 @@ std::vector<Tensor> TransformerEncoder::attention_weights() const {
   std::vector<Tensor> out;
   for (size_t i = 0; i < layers->size(); ++i) out.push_back(layer(i).attention->attention_weights());
   return out;
-}
-
-namespace {
-// (B, T, 1) bool: true at positions t >= valid_lens[b].
-Tensor padding_positions(const Variable& x, const Tensor& valid_lens, std::string_view op) {
-  if (x.rank() != 3) throw ShapeError(op, "expects x (B, T, d), got " + x.shape().str());
-  if (valid_lens.dtype() != DType::Int64 || valid_lens.shape() != Shape{x.shape()[0]}) {
-    throw ShapeError(op, "valid_lens must be int64 (" + std::to_string(x.shape()[0]) + "), got " +
-                             std::string(dtype_name(valid_lens.dtype())) + " " + valid_lens.shape().str());
-  }
-  return ge(Tensor::arange(x.shape()[1]).unsqueeze(1), valid_lens.reshape({-1, 1, 1}));
-}
-}  // namespace
-
-Variable masked_mean(const Variable& x, const Tensor& valid_lens) {
-  const Tensor padding = padding_positions(x, valid_lens, "masked_mean");
-  // Divide by max(len, 1) so that an empty sequence gives 0, not 0/0.
-  const Tensor counts = maximum(valid_lens.to(x.dtype()), Tensor::scalar(1, x.dtype())).reshape({-1, 1});
-  return sum(masked_fill(x, padding, 0), {1}) / Variable(counts);
-}
-
-Variable masked_max(const Variable& x, const Tensor& valid_lens) {
-  const Tensor padding = padding_positions(x, valid_lens, "masked_max");
-  const Variable pooled = max(masked_fill(x, padding, -1e30), 1);  // padding never wins
-  const Tensor empty = eq(valid_lens, Tensor::scalar(0, DType::Int64)).reshape({-1, 1});
-  return masked_fill(pooled, empty, 0);
 }
 
 }  // namespace minigrad::nn

@@ -156,10 +156,4 @@ class TransformerEncoder : public Module {
   TransformerEncoderOptions options;
 };
 
-// Pooling over the sequence, counting only the first valid_lens[b] positions of sequence b:
-//   x (B, T, d), valid_lens (B) int64 -> (B, d)
-// A sequence of length 0 pools to zeros.
-Variable masked_mean(const Variable& x, const Tensor& valid_lens);
-Variable masked_max(const Variable& x, const Tensor& valid_lens);
-
 }  // namespace minigrad::nn

@@ -60,7 +60,7 @@ class Classifier : public nn::Module {
   Variable forward(const Tensor& tokens, const Tensor& valid_lens) const {
     // Keys at positions >= valid_lens[b] are hidden from every query of sequence b.
     const Variable x = encoder->forward(tokens, {.valid_lens = valid_lens});  // (B, T, 32)
-    return head->forward(nn::masked_mean(x, valid_lens));                     // (B, 32) -> (B, 3)
+    return head->forward(mean_over_time(x, valid_lens, /*dim=*/1));           // (B, 32) -> (B, 3)
   }
   std::string name() const override { return "Classifier"; }
 

@@ -429,7 +429,8 @@ Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths, co
                                  const Tensor& nb_ratios) {
   const Variable h = encode(tokens, lengths);  // (B, T, d)
   // Mean pooling sees the whole review; max pooling lets one strong phrase ("waste of time") speak.
-  const Variable pooled = concat({nn::masked_mean(h, lengths), nn::masked_max(h, lengths)}, 1);  // (B, 2d)
+  const Variable pooled =
+      concat({mean_over_time(h, lengths, /*dim=*/1), max_over_time(h, lengths, /*dim=*/1)}, 1);  // (B, 2d)
   const Variable logits = head->forward(dropout->forward(pooled));                               // (B, 2)
   if (!nb) return logits;
   if (!nb_rows.defined() || nb_rows.rank() != 2 || nb_rows.dtype() != DType::Int64 ||

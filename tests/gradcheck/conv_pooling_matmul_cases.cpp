@@ -118,6 +118,15 @@ void add_conv_pooling_matmul_cases(const AddCase& add_case) {
         return max_over_time(x[0], lens) + mean_over_time(x[0], lens);
       });
   add_case(
+      "max_over_time and mean_over_time (dim 1, lengths 4, 0, 2)",
+      [](Generator& g) {
+        return Inputs{distinct(g, {3, 4, 2})};
+      },
+      [](In x) {
+        const Tensor lens = Tensor::from_vector<int64_t>({4, 0, 2}, {3});
+        return max_over_time(x[0], lens, /*dim=*/1) + mean_over_time(x[0], lens, /*dim=*/1);
+      });
+  add_case(
       "fold1d (col2im)",
       [](Generator& g) {
         return Inputs{normal(g, {2, 6, 4})};  // C 2, K 3; L_out = (7 + 2 - 3) / 2 + 1

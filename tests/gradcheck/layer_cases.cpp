@@ -260,16 +260,6 @@ void add_layer_cases(const AddLayer& add_layer) {
                             {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
     });
   });
-  add_layer("nn::masked_mean", [](Generator& g) {
-    return Check{{normal(g, {3, 4, 2})}, [](In x) {
-                   return nn::masked_mean(x[0], Tensor::from_vector<int64_t>({4, 1, 2}, {3}));
-                 }};
-  });
-  add_layer("nn::masked_max", [](Generator& g) {
-    return Check{{distinct(g, {3, 4, 2})}, [](In x) {
-                   return nn::masked_max(x[0], Tensor::from_vector<int64_t>({4, 1, 2}, {3}));
-                 }};
-  });
 }
 
 }  // namespace minigrad::checks
