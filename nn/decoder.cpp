@@ -14,7 +14,7 @@ DecoderLayer::DecoderLayer(const TransformerLayerOptions& opts, bool with_cross_
                                                     .bias = opts.bias,
                                                     .generator = opts.generator};
   auto addnorm = [&] {
-    return std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.norm_first, opts.generator);
+    return std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator, opts.norm_first);
   };
   self_attention = register_module("self_attention", std::make_shared<MultiHeadAttention>(attention_options));
   addnorm1 = register_module("addnorm1", addnorm());

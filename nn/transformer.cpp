@@ -20,7 +20,7 @@ Variable PositionWiseFFN::forward(const Variable& input) const {
   return call.output(dense2->forward(activation == Activation::ReLU ? relu(hidden) : gelu(hidden)));
 }
 
-AddNorm::AddNorm(int64_t normalized_size, double p, bool first, Generator* generator) : norm_first(first) {
+AddNorm::AddNorm(int64_t normalized_size, double p, Generator* generator, bool first) : norm_first(first) {
   dropout = register_module("dropout", std::make_shared<Dropout>(p, generator));
   ln = register_module("ln", std::make_shared<LayerNorm>(normalized_size));
 }
@@ -44,7 +44,7 @@ EncoderLayer::EncoderLayer(const TransformerLayerOptions& opts) : options(opts) 
                                                .bias = opts.bias,
                                                .generator = opts.generator}));
   auto addnorm = [&] {
-    return std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.norm_first, opts.generator);
+    return std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator, opts.norm_first);
   };
   addnorm1 = register_module("addnorm1", addnorm());
   ffn = register_module("ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens,

@@ -47,14 +47,14 @@ class PositionWiseFFN : public Module {
 // Pre-norm leaves the residual stream itself un-normalised, so a stack of pre-norm layers ends with a
 // LayerNorm of its own. Every layer here wraps each of its sublayers in one:
 //
-//   AddNorm addnorm(64, 0.1, /*norm_first=*/false);
+//   AddNorm addnorm(64, 0.1);  // post-norm; AddNorm(64, 0.1, &generator, /*norm_first=*/true) is pre-norm
 //   Variable y = addnorm.forward(x, [&](const Variable& v) { return ffn->forward(v); });
 class AddNorm : public Module {
  public:
   // (..., normalized_size) -> the same shape
   using Sublayer = std::function<Variable(const Variable&)>;
 
-  AddNorm(int64_t normalized_size, double dropout, bool norm_first = false, Generator* generator = nullptr);
+  AddNorm(int64_t normalized_size, double dropout, Generator* generator = nullptr, bool norm_first = false);
 
   // x (..., normalized_size) -> the same shape
   Variable forward(const Variable& x, const Sublayer& sublayer) const;

@@ -161,7 +161,7 @@ void add_layer_cases(const AddLayer& add_layer) {
     add_layer(
         std::string("nn::AddNorm (") + (norm_first ? "pre-norm" : "post-norm") + ", sublayer tanh(v)·y)",
         [norm_first](Generator& g) {
-          auto layer = in_float64(std::make_shared<nn::AddNorm>(4, 0.0, norm_first));
+          auto layer = in_float64(std::make_shared<nn::AddNorm>(4, 0.0, nullptr, norm_first));
           randomize(*layer, g);
           return layer_check(layer, {normal(g, {2, 3, 4}), normal(g, {2, 3, 4})}, [layer](In x) {
             return layer->forward(x[0], [&](const Variable& v) { return tanh(v) * x[1]; });
