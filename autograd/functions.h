@@ -240,10 +240,13 @@ struct AvgPool1dOptions {
 };
 // PyTorch's F.avg_pool1d: the mean of each window -> (N, C, L_out).
 Variable avg_pool1d(const Variable& x, const AvgPool1dOptions& options);
-// The maximum (or mean) over each sequence's first valid_lens[n] positions -> (N, C); valid_lens (N)
-// int64, each in 1..L, or undefined for all positions. d2l's textCNN pools its convolutions this way.
-Variable max_over_time(const Variable& x, const Tensor& valid_lens = {});
-Variable mean_over_time(const Variable& x, const Tensor& valid_lens = {});
+// The maximum (or mean) over each sequence's first valid_lens[n] positions, along the time axis `dim`:
+//   x (N, C, L) with dim 2 (a convolution's output: d2l's textCNN pools it so), or
+//   x (N, L, C) with dim 1 (a Transformer's: mean_over_time(h, lengths, /*dim=*/1))   -> (N, C)
+// valid_lens (N) int64, each in 0..L, or undefined for all L positions. A sequence of length 0 pools to
+// zeros, with no gradient.
+Variable max_over_time(const Variable& x, const Tensor& valid_lens = {}, int64_t dim = 2);
+Variable mean_over_time(const Variable& x, const Tensor& valid_lens = {}, int64_t dim = 2);
 
 // ---- pooling over images, x (N, C, H, W) ----
 struct MaxPool2dOptions {

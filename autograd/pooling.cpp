@@ -1,9 +1,9 @@
 // Pooling over the time axis of (N, C, L): max and average pooling in windows, and the max or mean over each
-// sequence's valid positions; and over images (N, C, H, W): max and average pooling in windows. All are
-// compositions of differentiable ops (unfold1d and unfold2d, slice, concat, max, sum, mean, masked_fill,
-// and for max_pool2d a lookup at the maxima that tensor/pooling.h finds), so their gradients come from those
-// ops: a window's or a sequence's gradient goes to the position of its maximum, or is shared evenly by its
-// valid positions.
+// sequence's valid positions (of (N, L, C) too); and over images (N, C, H, W): max and average pooling in
+// windows. All are compositions of differentiable ops (unfold1d and unfold2d, slice, concat, max, sum, mean,
+// masked_fill, and for max_pool2d a lookup at the maxima that tensor/pooling.h finds), so their gradients
+// come from those ops: a window's or a sequence's gradient goes to the position of its maximum, or is shared
+// evenly by its valid positions.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -180,44 +180,74 @@ Variable adaptive_avg_pool2d(const Variable& x, Size2d output_size) {
 
 namespace {
 
-// (N, 1, L) bool: true at the positions past each sequence's valid length.
-Tensor past_the_end(std::string_view op, const Variable& x, const Tensor& valid_lens) {
-  if (!x.defined() || x.rank() != 3) {
-    throw ShapeError(op,
-                     "expects (N, C, L), got " + (x.defined() ? x.shape().str() : std::string("undefined")));
+void check_time_axis(std::string_view op, const Variable& x, int64_t dim) {
+  if (dim != 1 && dim != 2) {
+    throw ValueError(
+        op, "dim is the time axis, 1 for x (N, L, C) or 2 for x (N, C, L), got " + std::to_string(dim));
   }
+  if (!x.defined() || x.rank() != 3) {
+    throw ShapeError(op, std::string("expects ") + (dim == 2 ? "(N, C, L)" : "(N, L, C)") + " with dim " +
+                             std::to_string(dim) + ", got " +
+                             (x.defined() ? x.shape().str() : std::string("undefined")));
+  }
+}
+
+struct Padding {
+  Tensor past_the_end;  // (N, 1, L) or (N, L, 1) bool: true at the positions past each sequence's length
+  Tensor empty;         // (N, 1) bool: true for the sequences of length 0; undefined if there are none
+};
+
+// Checks valid_lens (N) int64, each in 0..L, against x with its time axis at `dim`.
+Padding padding_of(std::string_view op, const Variable& x, const Tensor& valid_lens, int64_t dim) {
+  check_time_axis(op, x, dim);
   check_dtype(op, "valid_lens", valid_lens, DType::Int64);
-  const int64_t n = x.shape()[0], length = x.shape()[2];
+  const int64_t n = x.shape()[0], length = x.shape()[dim];
   if (valid_lens.shape() != Shape{n}) {
     throw ShapeError(op, "valid_lens of shape " + valid_lens.shape().str() + " for an input of shape " +
                              x.shape().str() + " (expected [" + std::to_string(n) + "])");
   }
   const Tensor lens = valid_lens.contiguous();
+  bool any_empty = false;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t len = lens.data_ptr<const int64_t>()[i];
-    if (len < 1 || len > length) {
+    if (len < 0 || len > length) {
       throw ValueError(op, "valid_lens[" + std::to_string(i) + "] = " + std::to_string(len) +
-                               " is not in 1.." + std::to_string(length) + " for an input of shape " +
+                               " is not in 0.." + std::to_string(length) + " for an input of shape " +
                                x.shape().str());
     }
+    any_empty = any_empty || len == 0;
   }
-  // position >= valid length, broadcast (1, 1, L) against (N, 1, 1)
-  return ge(Tensor::arange(length).reshape({1, 1, length}), lens.reshape({n, 1, 1}));
+  // position >= valid length: the positions (1, 1, L) or (1, L, 1) against the lengths (N, 1, 1)
+  Shape positions{1, 1, 1};
+  positions[dim] = length;
+  return {ge(Tensor::arange(length).reshape(positions), lens.reshape({n, 1, 1})),
+          any_empty ? eq(lens, Tensor::scalar(0, DType::Int64)).reshape({n, 1}) : Tensor()};
 }
 
 }  // namespace
 
-Variable max_over_time(const Variable& x, const Tensor& valid_lens) {
-  if (!valid_lens.defined()) return max(x, 2);
-  const Tensor hidden = past_the_end("max_over_time", x, valid_lens);
-  return max(masked_fill(x, hidden, -std::numeric_limits<double>::infinity()), 2);
+Variable max_over_time(const Variable& x, const Tensor& valid_lens, int64_t dim) {
+  if (!valid_lens.defined()) {
+    check_time_axis("max_over_time", x, dim);
+    return max(x, dim);
+  }
+  const Padding padding = padding_of("max_over_time", x, valid_lens, dim);
+  const Variable pooled =
+      max(masked_fill(x, padding.past_the_end, -std::numeric_limits<double>::infinity()), dim);
+  // An empty sequence's maximum is -inf: it pools to 0 instead, and passes back no gradient.
+  return padding.empty.defined() ? masked_fill(pooled, padding.empty, 0.0) : pooled;
 }
 
-Variable mean_over_time(const Variable& x, const Tensor& valid_lens) {
-  if (!valid_lens.defined()) return mean(x, {2});
-  const Tensor hidden = past_the_end("mean_over_time", x, valid_lens);
-  const Variable counts(valid_lens.to(x.dtype()).reshape({x.shape()[0], 1}));  // (N, 1)
-  return div(sum(masked_fill(x, hidden, 0.0), {2}), counts);
+Variable mean_over_time(const Variable& x, const Tensor& valid_lens, int64_t dim) {
+  if (!valid_lens.defined()) {
+    check_time_axis("mean_over_time", x, dim);
+    return mean(x, {dim});
+  }
+  const Padding padding = padding_of("mean_over_time", x, valid_lens, dim);
+  // Divided by max(length, 1): an empty sequence's sum is 0, and so is its mean.
+  const Variable counts(
+      maximum(valid_lens.to(x.dtype()), Tensor::scalar(1, x.dtype())).reshape({x.shape()[0], 1}));
+  return div(sum(masked_fill(x, padding.past_the_end, 0.0), {dim}), counts);  // (N, C)
 }
 
 }  // namespace minigrad

@@ -85,22 +85,23 @@ class EncoderClassifier : public nn::Module {
  public:
   explicit EncoderClassifier(const Config& c) {
     encoder = register_module(
-        "encoder", std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
-                       .vocab_size = kVocab,
-                       .num_hiddens = c.d,
-                       .ffn_num_hiddens = c.ffn,
-                       .num_heads = c.heads,
-                       .num_layers = c.layers,
-                       .dropout = kDropout,  // attention_dropout unset: the same 0.1 on the attention weights
-                       .bias = true,         // biased q/k/v/o projections, as PyTorch's MultiheadAttention
-                       .max_len = c.seq}));
+        "encoder",
+        std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
+            .layer = {.num_hiddens = c.d,
+                      .ffn_num_hiddens = c.ffn,
+                      .num_heads = c.heads,
+                      .dropout = kDropout,  // attention_dropout unset: the same 0.1 on the weights
+                      .bias = true},        // biased q/k/v/o projections, as PyTorch's MultiheadAttention
+            .num_layers = c.layers,
+            .vocab_size = kVocab,
+            .max_len = c.seq}));
     head = register_module("head", std::make_shared<nn::Linear>(c.d, kClasses));
   }
 
   // tokens (B, T) int64, lengths (B) int64 -> logits (B, 2)
   Variable forward(const Tensor& tokens, const Tensor& lengths) {
     const Variable h = encoder->forward(tokens, {.valid_lens = lengths});  // (B, T, d)
-    return head->forward(nn::masked_mean(h, lengths));                     // (B, d) -> (B, 2)
+    return head->forward(mean_over_time(h, lengths, /*dim=*/1));           // (B, d) -> (B, 2)
   }
 
   std::string name() const override { return "EncoderClassifier"; }

@@ -7,39 +7,32 @@
 
 namespace minigrad::nn {
 
-DecoderLayer::DecoderLayer(const DecoderLayerOptions& opts) : options(opts) {
+DecoderLayer::DecoderLayer(const TransformerLayerOptions& opts, bool with_cross_attention) : options(opts) {
   const MultiHeadAttentionOptions attention_options{.num_hiddens = opts.num_hiddens,
                                                     .num_heads = opts.num_heads,
                                                     .dropout = opts.attention_dropout.value_or(opts.dropout),
                                                     .bias = opts.bias,
                                                     .generator = opts.generator};
+  auto addnorm = [&] {
+    return std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator, opts.norm_first);
+  };
   self_attention = register_module("self_attention", std::make_shared<MultiHeadAttention>(attention_options));
-  addnorm1 =
-      register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
-  if (opts.cross_attention) {
+  addnorm1 = register_module("addnorm1", addnorm());
+  if (with_cross_attention) {
     cross_attention =
         register_module("cross_attention", std::make_shared<MultiHeadAttention>(attention_options));
-    addnorm2 = register_module("addnorm2",
-                               std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
+    addnorm2 = register_module("addnorm2", addnorm());
   }
   ffn = register_module("ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens,
                                                                  opts.activation, opts.generator));
-  addnorm3 =
-      register_module("addnorm3", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
+  addnorm3 = register_module("addnorm3", addnorm());
 }
 
-template <typename SelfAttend, typename CrossAttend>
-Variable DecoderLayer::sublayers(const Variable& x, SelfAttend&& self_attend,
-                                 CrossAttend&& cross_attend) const {
-  if (!options.norm_first) {
-    Variable y = addnorm1->forward(x, self_attend(x));
-    if (cross_attention) y = addnorm2->forward(y, cross_attend(y));
-    return addnorm3->forward(y, ffn->forward(y));
-  }
-  // Pre-norm: the same modules in another order; the residual stream itself is never normalised.
-  Variable y = x + addnorm1->dropout->forward(self_attend(addnorm1->ln->forward(x)));
-  if (cross_attention) y = y + addnorm2->dropout->forward(cross_attend(addnorm2->ln->forward(y)));
-  return y + addnorm3->dropout->forward(ffn->forward(addnorm3->ln->forward(y)));
+Variable DecoderLayer::sublayers(const Variable& x, const AddNorm::Sublayer& self_attend,
+                                 const AddNorm::Sublayer& cross_attend) const {
+  Variable y = addnorm1->forward(x, self_attend);
+  if (cross_attention) y = addnorm2->forward(y, cross_attend);
+  return addnorm3->forward(y, [&](const Variable& v) { return ffn->forward(v); });
 }
 
 namespace {
@@ -128,36 +121,26 @@ void DecoderCache::select_rows(const Tensor& rows) {
 }
 
 TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : options(opts) {
-  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, opts.num_hiddens,
-                                                                       opts.padding_idx, opts.generator));
+  const TransformerLayerOptions& layer = opts.layer;
+  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, layer.num_hiddens,
+                                                                       opts.padding_idx, layer.generator));
   pos_encoding = register_module(
       "pos_encoding",
-      std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = opts.num_hiddens,
-                                                                     .dropout = opts.dropout,
+      std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = layer.num_hiddens,
+                                                                     .dropout = layer.dropout,
                                                                      .max_len = opts.max_len,
                                                                      .learnable = opts.learnable_positions,
-                                                                     .generator = opts.generator}));
+                                                                     .generator = layer.generator}));
   layers = register_module("layers", std::make_shared<ModuleList>());
-  for (int64_t i = 0; i < opts.num_layers; ++i) {
-    layer_list.push_back(layers->push_back(
-        std::make_shared<DecoderLayer>(DecoderLayerOptions{.num_hiddens = opts.num_hiddens,
-                                                           .ffn_num_hiddens = opts.ffn_num_hiddens,
-                                                           .num_heads = opts.num_heads,
-                                                           .dropout = opts.dropout,
-                                                           .attention_dropout = opts.attention_dropout,
-                                                           .bias = opts.bias,
-                                                           .norm_first = opts.norm_first,
-                                                           .cross_attention = opts.cross_attention,
-                                                           .activation = opts.activation,
-                                                           .generator = opts.generator})));
-  }
-  if (opts.final_norm.value_or(opts.norm_first))
-    final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));
+  for (int64_t i = 0; i < opts.num_layers; ++i)
+    layers->push_back(std::make_shared<DecoderLayer>(layer, opts.cross_attention));
+  if (opts.final_norm.value_or(layer.norm_first))
+    final_norm = register_module("final_norm", std::make_shared<LayerNorm>(layer.num_hiddens));
   if (opts.tie_weights) {
     output_bias = register_parameter("output_bias", Tensor::zeros({opts.vocab_size}));
   } else {
     output = register_module(
-        "output", std::make_shared<Linear>(opts.num_hiddens, opts.vocab_size, true, opts.generator));
+        "output", std::make_shared<Linear>(layer.num_hiddens, opts.vocab_size, true, layer.generator));
   }
 }
 
@@ -165,7 +148,7 @@ Variable TransformerDecoder::embed(const Tensor& tokens, int64_t start) const {
   if (tokens.rank() != 2)
     throw ShapeError("TransformerDecoder", "expects tokens (B, T), got " + tokens.shape().str());
   // √d, as the encoder: the embedding and the positional encoding then have comparable sizes.
-  const Variable x = embedding->forward(tokens) * std::sqrt(static_cast<double>(options.num_hiddens));
+  const Variable x = embedding->forward(tokens) * std::sqrt(static_cast<double>(options.layer.num_hiddens));
   return pos_encoding->forward(x, start);
 }
 
@@ -181,78 +164,63 @@ Variable TransformerDecoder::forward(const Tensor& tokens, const Variable& memor
   ModuleCall call(*this, {memory_in});  // the tokens are a Tensor
   const Variable& memory = call.input(0);
   Variable x = embed(tokens, 0);
-  for (const auto& layer : layer_list) x = layer->forward(x, memory, masks);
+  for (size_t i = 0; i < layers->size(); ++i) x = layer(i).forward(x, memory, masks);
   return call.output(logits(x));
 }
 
 DecoderCache TransformerDecoder::start_cache(const Variable& memory, const Tensor& source_valid_lens) {
   DecoderCache cache;
-  cache.layers.resize(layer_list.size());
+  cache.layers.resize(layers->size());
   cache.source_valid_lens = source_valid_lens;
   if (!options.cross_attention) return cache;
-  if (!memory.defined() || memory.rank() != 3 || memory.shape()[2] != options.num_hiddens) {
+  const int64_t d = options.layer.num_hiddens;
+  if (!memory.defined() || memory.rank() != 3 || memory.shape()[2] != d) {
     throw ShapeError("TransformerDecoder",
-                     "start_cache expects memory (B, S, " + std::to_string(options.num_hiddens) + "), got " +
+                     "start_cache expects memory (B, S, " + std::to_string(d) + "), got " +
                          (memory.defined() ? memory.shape().str() : std::string("none")));
   }
-  for (size_t i = 0; i < layer_list.size(); ++i) {
-    cache.layers[i].cross_keys = layer_list[i]->cross_attention->project_keys(memory);
-    cache.layers[i].cross_values = layer_list[i]->cross_attention->project_values(memory);
+  for (size_t i = 0; i < layers->size(); ++i) {
+    cache.layers[i].cross_keys = layer(i).cross_attention->project_keys(memory);
+    cache.layers[i].cross_values = layer(i).cross_attention->project_values(memory);
   }
   return cache;
 }
 
 Variable TransformerDecoder::forward_step(const Tensor& tokens, DecoderCache& cache) const {
-  if (cache.layers.size() != layer_list.size()) {
+  if (cache.layers.size() != layers->size()) {
     throw ValueError("TransformerDecoder", "the cache has " + std::to_string(cache.layers.size()) +
-                                               " layers, the decoder " + std::to_string(layer_list.size()) +
+                                               " layers, the decoder " + std::to_string(layers->size()) +
                                                ": make it with this decoder's start_cache");
   }
   Variable x = embed(tokens, cache.length);
-  for (size_t i = 0; i < layer_list.size(); ++i)
-    x = layer_list[i]->forward_step(x, cache.layers[i], cache.source_valid_lens);
+  for (size_t i = 0; i < layers->size(); ++i)
+    x = layer(i).forward_step(x, cache.layers[i], cache.source_valid_lens);
   cache.length += tokens.shape()[1];
   return logits(x);
 }
 
 std::vector<Tensor> TransformerDecoder::cross_attention_weights() const {
   std::vector<Tensor> out;
-  for (const auto& layer : layer_list) {
-    if (layer->cross_attention) out.push_back(layer->cross_attention->attention_weights());
+  for (size_t i = 0; i < layers->size(); ++i) {
+    if (layer(i).cross_attention) out.push_back(layer(i).cross_attention->attention_weights());
   }
   return out;
 }
 
 Transformer::Transformer(const TransformerOptions& opts) : options(opts) {
-  encoder = register_module("encoder", std::make_shared<TransformerEncoder>(TransformerEncoderOptions{
-                                           .vocab_size = opts.source_vocab_size,
-                                           .num_hiddens = opts.num_hiddens,
-                                           .ffn_num_hiddens = opts.ffn_num_hiddens,
-                                           .num_heads = opts.num_heads,
-                                           .num_layers = opts.num_encoder_layers,
-                                           .dropout = opts.dropout,
-                                           .attention_dropout = opts.attention_dropout,
-                                           .bias = opts.bias,
-                                           .max_len = opts.max_source_len,
-                                           .norm_first = opts.norm_first,
-                                           .padding_idx = opts.padding_idx,
-                                           .activation = opts.activation,
-                                           .generator = opts.generator}));
-  decoder = register_module("decoder", std::make_shared<TransformerDecoder>(TransformerDecoderOptions{
-                                           .vocab_size = opts.target_vocab_size,
-                                           .num_hiddens = opts.num_hiddens,
-                                           .ffn_num_hiddens = opts.ffn_num_hiddens,
-                                           .num_heads = opts.num_heads,
-                                           .num_layers = opts.num_decoder_layers,
-                                           .dropout = opts.dropout,
-                                           .attention_dropout = opts.attention_dropout,
-                                           .bias = opts.bias,
-                                           .max_len = opts.max_target_len,
-                                           .norm_first = opts.norm_first,
-                                           .padding_idx = opts.padding_idx,
-                                           .activation = opts.activation,
-                                           .tie_weights = opts.tie_weights,
-                                           .generator = opts.generator}));
+  if (!opts.decoder.cross_attention) {
+    throw ValueError("Transformer",
+                     "the decoder must attend to the encoder's output: decoder.cross_attention "
+                     "is false");
+  }
+  const int64_t source_width = opts.encoder.layer.num_hiddens, target_width = opts.decoder.layer.num_hiddens;
+  if (target_width != source_width) {
+    throw ValueError("Transformer", "the decoder's num_hiddens (" + std::to_string(target_width) +
+                                        ") must be the encoder's (" + std::to_string(source_width) +
+                                        "): its cross-attention reads the encoder's output");
+  }
+  encoder = register_module("encoder", std::make_shared<TransformerEncoder>(opts.encoder));
+  decoder = register_module("decoder", std::make_shared<TransformerDecoder>(opts.decoder));
 }
 
 Variable Transformer::encode(const Tensor& source, const Tensor& source_valid_lens) const {

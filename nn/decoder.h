@@ -20,21 +20,6 @@
 
 namespace minigrad::nn {
 
-struct DecoderLayerOptions {
-  int64_t num_hiddens = 0;
-  int64_t ffn_num_hiddens = 0;
-  int64_t num_heads = 1;
-  double dropout = 0;
-  std::optional<double> attention_dropout{};  // on the attention weights; unset: `dropout`
-  bool bias = false;                          // in the attention projections
-  bool norm_first = false;                    // pre-norm instead of Vaswani's post-norm
-  // false: a decoder-only layer (a causal language model's): self-attention and FFN, no memory.
-  bool cross_attention = true;
-  Activation activation = Activation::ReLU;
-  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
-  Generator* generator = nullptr;
-};
-
 // Which positions are padding. Each tensor is int64 (B) or undefined (no padding).
 struct DecoderMasks {
   Tensor target_valid_lens{};  // target positions >= this are padding: hidden as keys in self-attention
@@ -50,7 +35,9 @@ struct LayerCache {
 
 class DecoderLayer : public Module {
  public:
-  explicit DecoderLayer(const DecoderLayerOptions& options);
+  // cross_attention false: a decoder-only layer (a causal language model's), self-attention and FFN, no
+  // memory.
+  explicit DecoderLayer(const TransformerLayerOptions& options, bool cross_attention = true);
 
   // x (B, T, num_hiddens), memory (B, S, num_hiddens) -> (B, T, num_hiddens). memory is ignored (may be
   // undefined) without cross-attention.
@@ -70,37 +57,37 @@ class DecoderLayer : public Module {
   std::shared_ptr<AddNorm> addnorm2;                    // null in a decoder-only layer
   std::shared_ptr<PositionWiseFFN> ffn;
   std::shared_ptr<AddNorm> addnorm3;
-  DecoderLayerOptions options;
+  TransformerLayerOptions options;
 
  private:
   // The three sub-layers around the two ways of attending (whole sequence, or cached steps).
-  template <typename SelfAttend, typename CrossAttend>
-  Variable sublayers(const Variable& x, SelfAttend&& self_attend, CrossAttend&& cross_attend) const;
+  Variable sublayers(const Variable& x, const AddNorm::Sublayer& self_attend,
+                     const AddNorm::Sublayer& cross_attend) const;
 };
 
+// num_layers decoder layers over token embeddings and positions, and the projection to the vocabulary, as
+// PyTorch's nn.TransformerDecoder(decoder_layer, num_layers) with the embedding and the output layer:
+//
+//   nn::TransformerDecoder lm({.layer = {.num_hiddens = 64, .ffn_num_hiddens = 256, .num_heads = 4},
+//                              .num_layers = 2,
+//                              .vocab_size = 5000,
+//                              .cross_attention = false});  // a decoder-only language model
 struct TransformerDecoderOptions {
-  int64_t vocab_size = 0;
-  int64_t num_hiddens = 0;
-  int64_t ffn_num_hiddens = 0;
-  int64_t num_heads = 1;
+  // Every layer's. Its dropout also applies to the embeddings plus positions, and its generator draws the
+  // embedding and the output layer too.
+  TransformerLayerOptions layer{};
   int64_t num_layers = 1;
-  double dropout = 0;
-  std::optional<double> attention_dropout{};  // unset: `dropout`
-  bool bias = false;
+  int64_t vocab_size = 0;
   int64_t max_len = 1000;  // longest target (positions of the positional encoding)
-  bool norm_first = false;
   // A LayerNorm after the last layer; unset means "when pre-norm" (whose layers leave the residual
   // stream un-normalised), as the encoder does.
   std::optional<bool> final_norm{};
   bool learnable_positions = false;
   int64_t padding_idx = -1;
-  Activation activation = Activation::ReLU;
   bool cross_attention = true;  // false: a decoder-only (GPT-style) causal language model
   // Use the embedding table as the output projection too (Press and Wolf, 2017; Vaswani et al. do): the
   // logits are x·Eᵀ + b. Saves vocab_size·num_hiddens parameters.
   bool tie_weights = false;
-  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
-  Generator* generator = nullptr;
 };
 
 // Everything TransformerDecoder::forward_step keeps between steps.
@@ -132,16 +119,18 @@ class TransformerDecoder : public Module {
   // Each layer's cross-attention weights from the last forward pass: (B, heads, T, S).
   std::vector<Tensor> cross_attention_weights() const;
 
+  // Layer i (of options.num_layers).
+  DecoderLayer& layer(size_t i) const { return layers->at<DecoderLayer>(i); }
+
   std::string name() const override { return "TransformerDecoder"; }
   std::string extra_repr() const override { return options.tie_weights ? "tie_weights=True" : ""; }
 
   std::shared_ptr<Embedding> embedding;
   std::shared_ptr<PositionalEncoding> pos_encoding;
-  std::shared_ptr<ModuleList> layers;
-  std::vector<std::shared_ptr<DecoderLayer>> layer_list;  // the same layers, typed
-  std::shared_ptr<LayerNorm> final_norm;                  // or null
-  std::shared_ptr<Linear> output;                         // (vocab_size, num_hiddens); null when tied
-  Variable output_bias;                                   // (vocab_size), when tied
+  std::shared_ptr<ModuleList> layers;     // DecoderLayers
+  std::shared_ptr<LayerNorm> final_norm;  // or null
+  std::shared_ptr<Linear> output;         // (vocab_size, num_hiddens); null when tied
+  Variable output_bias;                   // (vocab_size), when tied
   TransformerDecoderOptions options;
 
  private:
@@ -151,25 +140,16 @@ class TransformerDecoder : public Module {
   Variable logits(const Variable& x) const;
 };
 
+// The encoder's options and the decoder's, as PyTorch's nn.Transformer takes a custom encoder and decoder.
+// The decoder attends to the encoder's output, so it has cross-attention and the encoder's num_hiddens;
+// the two usually share their layer options:
+//
+//   const nn::TransformerLayerOptions layer{.num_hiddens = 64, .ffn_num_hiddens = 128, .num_heads = 4};
+//   nn::Transformer model({.encoder = {.layer = layer, .num_layers = 2, .vocab_size = 98},
+//                          .decoder = {.layer = layer, .num_layers = 2, .vocab_size = 98}});
 struct TransformerOptions {
-  int64_t source_vocab_size = 0;
-  int64_t target_vocab_size = 0;
-  int64_t num_hiddens = 0;
-  int64_t ffn_num_hiddens = 0;
-  int64_t num_heads = 1;
-  int64_t num_encoder_layers = 1;
-  int64_t num_decoder_layers = 1;
-  double dropout = 0;
-  std::optional<double> attention_dropout{};
-  bool bias = false;
-  int64_t max_source_len = 1000;
-  int64_t max_target_len = 1000;
-  bool norm_first = false;
-  int64_t padding_idx = -1;  // in both vocabularies
-  Activation activation = Activation::ReLU;
-  bool tie_weights = false;  // the decoder's output projection shares its embedding
-  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
-  Generator* generator = nullptr;
+  TransformerEncoderOptions encoder{};  // its vocab_size and max_len are the source's
+  TransformerDecoderOptions decoder{};  // the target's
 };
 
 // The encoder-decoder Transformer for sequence-to-sequence tasks (translation, ...): the encoder reads the
@@ -181,7 +161,7 @@ class Transformer : public Module {
   // source (B, S) int64 -> memory (B, S, num_hiddens); source_valid_lens int64 (B) or undefined.
   Variable encode(const Tensor& source, const Tensor& source_valid_lens = {}) const;
   // source (B, S), target (B, T) (the decoder's input: the target shifted right behind a start token)
-  //   -> logits (B, T, target_vocab_size)
+  //   -> logits (B, T, options.decoder.vocab_size)
   Variable forward(const Tensor& source, const Tensor& target, const DecoderMasks& masks = {}) const;
 
   std::string name() const override { return "Transformer"; }

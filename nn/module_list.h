@@ -19,14 +19,27 @@ namespace minigrad::nn {
 
 // Child modules named "0", "1", ...: for stacks of layers whose forward the owner calls itself, as
 // PyTorch's nn.ModuleList.
+//
+//   layers->push_back(std::make_shared<EncoderLayer>(options));
+//   for (size_t i = 0; i < layers->size(); ++i) x = layers->at<EncoderLayer>(i).forward(x);
 class ModuleList : public Module {
  public:
   template <typename M>
   std::shared_ptr<M> push_back(std::shared_ptr<M> module) {
     return register_module(std::to_string(children().size()), std::move(module));
   }
+  // Module i as the M it is, as PyTorch's ModuleList::at<T>; throws if there is no module i or it is not
+  // an M.
+  template <typename M>
+  M& at(size_t i) const {
+    if (M* module = i < size() ? dynamic_cast<M*>(children()[i].second.get()) : nullptr) return *module;
+    throw_not_found(i);
+  }
   size_t size() const { return children().size(); }
   std::string name() const override { return "ModuleList"; }
+
+ private:
+  [[noreturn]] void throw_not_found(size_t i) const;
 };
 
 // Modules applied one after the other, each to the previous one's output, as PyTorch's nn.Sequential.

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "minigrad/autograd/functions.h"
-#include "minigrad/tensor/ops.h"
 
 namespace minigrad::nn {
 
@@ -21,69 +20,60 @@ Variable PositionWiseFFN::forward(const Variable& input) const {
   return call.output(dense2->forward(activation == Activation::ReLU ? relu(hidden) : gelu(hidden)));
 }
 
-AddNorm::AddNorm(int64_t normalized_size, double p, Generator* generator) {
+AddNorm::AddNorm(int64_t normalized_size, double p, Generator* generator, bool first) : norm_first(first) {
   dropout = register_module("dropout", std::make_shared<Dropout>(p, generator));
   ln = register_module("ln", std::make_shared<LayerNorm>(normalized_size));
 }
 
-Variable AddNorm::forward(const Variable& x, const Variable& y) const {
-  ModuleCall call(*this, {x, y});
-  return call.output(ln->forward(dropout->forward(call.input(1)) + call.input(0)));
+Variable AddNorm::forward(const Variable& x, const Sublayer& sublayer) const {
+  ModuleCall call(*this, {x});
+  return call.output(add_norm(call.input(0), sublayer, *ln, *dropout, norm_first));
 }
 
-EncoderLayer::EncoderLayer(const EncoderLayerOptions& opts) : options(opts) {
+Variable add_norm(const Variable& x, const AddNorm::Sublayer& sublayer, const LayerNorm& norm,
+                  const Dropout& dropout, bool norm_first) {
+  if (norm_first) return x + dropout.forward(sublayer(norm.forward(x)));
+  return norm.forward(x + dropout.forward(sublayer(x)));
+}
+
+EncoderLayer::EncoderLayer(const TransformerLayerOptions& opts) : options(opts) {
   attention = register_module("attention", std::make_shared<MultiHeadAttention>(MultiHeadAttentionOptions{
                                                .num_hiddens = opts.num_hiddens,
                                                .num_heads = opts.num_heads,
                                                .dropout = opts.attention_dropout.value_or(opts.dropout),
                                                .bias = opts.bias,
                                                .generator = opts.generator}));
-  addnorm1 =
-      register_module("addnorm1", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
+  auto addnorm = [&] {
+    return std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator, opts.norm_first);
+  };
+  addnorm1 = register_module("addnorm1", addnorm());
   ffn = register_module("ffn", std::make_shared<PositionWiseFFN>(opts.num_hiddens, opts.ffn_num_hiddens,
                                                                  opts.activation, opts.generator));
-  addnorm2 =
-      register_module("addnorm2", std::make_shared<AddNorm>(opts.num_hiddens, opts.dropout, opts.generator));
+  addnorm2 = register_module("addnorm2", addnorm());
 }
 
 Variable EncoderLayer::forward(const Variable& input, const AttentionMask& mask) const {
   ModuleCall call(*this, {input});
-  const Variable& x = call.input(0);
-  if (!options.norm_first) {
-    const Variable y = addnorm1->forward(x, attention->forward(x, x, x, mask));
-    return call.output(addnorm2->forward(y, ffn->forward(y)));
-  }
-  // Pre-norm uses the same modules in another order: the residual path stays un-normalized.
-  const Variable n1 = addnorm1->ln->forward(x);
-  const Variable y = x + addnorm1->dropout->forward(attention->forward(n1, n1, n1, mask));
-  return call.output(y + addnorm2->dropout->forward(ffn->forward(addnorm2->ln->forward(y))));
+  const Variable y =
+      addnorm1->forward(call.input(0), [&](const Variable& x) { return attention->forward(x, x, x, mask); });
+  return call.output(addnorm2->forward(y, [&](const Variable& x) { return ffn->forward(x); }));
 }
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
-  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, opts.num_hiddens,
-                                                                       opts.padding_idx, opts.generator));
+  const TransformerLayerOptions& layer = opts.layer;
+  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, layer.num_hiddens,
+                                                                       opts.padding_idx, layer.generator));
   pos_encoding = register_module(
       "pos_encoding",
-      std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = opts.num_hiddens,
-                                                                     .dropout = opts.dropout,
+      std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = layer.num_hiddens,
+                                                                     .dropout = layer.dropout,
                                                                      .max_len = opts.max_len,
                                                                      .learnable = opts.learnable_positions,
-                                                                     .generator = opts.generator}));
+                                                                     .generator = layer.generator}));
   layers = register_module("layers", std::make_shared<ModuleList>());
-  for (int64_t i = 0; i < opts.num_layers; ++i) {
-    layer_list.push_back(layers->push_back(
-        std::make_shared<EncoderLayer>(EncoderLayerOptions{.num_hiddens = opts.num_hiddens,
-                                                           .ffn_num_hiddens = opts.ffn_num_hiddens,
-                                                           .num_heads = opts.num_heads,
-                                                           .dropout = opts.dropout,
-                                                           .attention_dropout = opts.attention_dropout,
-                                                           .bias = opts.bias,
-                                                           .norm_first = opts.norm_first,
-                                                           .activation = opts.activation,
-                                                           .generator = opts.generator})));
-  }
-  if (opts.norm_first)
-    final_norm = register_module("final_norm", std::make_shared<LayerNorm>(opts.num_hiddens));
+  for (int64_t i = 0; i < opts.num_layers; ++i) layers->push_back(std::make_shared<EncoderLayer>(layer));
+  if (layer.norm_first)
+    final_norm = register_module("final_norm", std::make_shared<LayerNorm>(layer.num_hiddens));
 }
 
 Variable TransformerEncoder::forward(const Tensor& tokens, const AttentionMask& mask) const {
@@ -96,49 +86,24 @@ Variable TransformerEncoder::embed(const Tensor& tokens) const {
     throw ShapeError("TransformerEncoder", "expects tokens (B, T), got " + tokens.shape().str());
   // d2l and Vaswani et al. scale the embedding by √d before adding the positional encoding, whose entries
   // lie in [-1, 1], so that the two are of comparable size when summed.
-  return embedding->forward(tokens) * std::sqrt(static_cast<double>(options.num_hiddens));
+  return embedding->forward(tokens) * std::sqrt(static_cast<double>(options.layer.num_hiddens));
 }
 
 Variable TransformerEncoder::encode(const Variable& x, const AttentionMask& mask) const {
-  if (x.rank() != 3 || x.shape()[2] != options.num_hiddens) {
+  const int64_t d = options.layer.num_hiddens;
+  if (x.rank() != 3 || x.shape()[2] != d) {
     throw ShapeError("TransformerEncoder",
-                     "expects x (B, T, " + std::to_string(options.num_hiddens) + "), got " + x.shape().str());
+                     "expects x (B, T, " + std::to_string(d) + "), got " + x.shape().str());
   }
   Variable h = pos_encoding->forward(x);
-  for (const auto& layer : layer_list) h = layer->forward(h, mask);
+  for (size_t i = 0; i < layers->size(); ++i) h = layer(i).forward(h, mask);
   return final_norm ? final_norm->forward(h) : h;
 }
 
 std::vector<Tensor> TransformerEncoder::attention_weights() const {
   std::vector<Tensor> out;
-  for (const auto& layer : layer_list) out.push_back(layer->attention->attention_weights());
+  for (size_t i = 0; i < layers->size(); ++i) out.push_back(layer(i).attention->attention_weights());
   return out;
-}
-
-namespace {
-// (B, T, 1) bool: true at positions t >= valid_lens[b].
-Tensor padding_positions(const Variable& x, const Tensor& valid_lens, std::string_view op) {
-  if (x.rank() != 3) throw ShapeError(op, "expects x (B, T, d), got " + x.shape().str());
-  if (valid_lens.dtype() != DType::Int64 || valid_lens.shape() != Shape{x.shape()[0]}) {
-    throw ShapeError(op, "valid_lens must be int64 (" + std::to_string(x.shape()[0]) + "), got " +
-                             std::string(dtype_name(valid_lens.dtype())) + " " + valid_lens.shape().str());
-  }
-  return ge(Tensor::arange(x.shape()[1]).unsqueeze(1), valid_lens.reshape({-1, 1, 1}));
-}
-}  // namespace
-
-Variable masked_mean(const Variable& x, const Tensor& valid_lens) {
-  const Tensor padding = padding_positions(x, valid_lens, "masked_mean");
-  // Divide by max(len, 1) so that an empty sequence gives 0, not 0/0.
-  const Tensor counts = maximum(valid_lens.to(x.dtype()), Tensor::scalar(1, x.dtype())).reshape({-1, 1});
-  return sum(masked_fill(x, padding, 0), {1}) / Variable(counts);
-}
-
-Variable masked_max(const Variable& x, const Tensor& valid_lens) {
-  const Tensor padding = padding_positions(x, valid_lens, "masked_max");
-  const Variable pooled = max(masked_fill(x, padding, -1e30), 1);  // padding never wins
-  const Tensor empty = eq(valid_lens, Tensor::scalar(0, DType::Int64)).reshape({-1, 1});
-  return masked_fill(pooled, empty, 0);
 }
 
 }  // namespace minigrad::nn

@@ -10,6 +10,7 @@
 // transforms each position on its own.
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "minigrad/nn/attention.h"
@@ -40,20 +41,41 @@ class PositionWiseFFN : public Module {
   Activation activation;
 };
 
-// The residual connection followed by layer normalization: LN(dropout(Y) + X).
+// A sublayer's residual connection and its layer norm (d2l's AddNorm), in either order:
+//   post-norm (Vaswani's):  LN(x + dropout(sublayer(x)))
+//   pre-norm (norm_first):  x + dropout(sublayer(LN(x)))
+// Pre-norm leaves the residual stream itself un-normalised, so a stack of pre-norm layers ends with a
+// LayerNorm of its own. Every layer here wraps each of its sublayers in one:
+//
+//   AddNorm addnorm(64, 0.1);  // post-norm; AddNorm(64, 0.1, &generator, /*norm_first=*/true) is pre-norm
+//   Variable y = addnorm.forward(x, [&](const Variable& v) { return ffn->forward(v); });
 class AddNorm : public Module {
  public:
-  AddNorm(int64_t normalized_size, double dropout, Generator* generator = nullptr);
+  // (..., normalized_size) -> the same shape
+  using Sublayer = std::function<Variable(const Variable&)>;
 
-  Variable forward(const Variable& x, const Variable& y) const;
+  AddNorm(int64_t normalized_size, double dropout, Generator* generator = nullptr, bool norm_first = false);
+
+  // x (..., normalized_size) -> the same shape
+  Variable forward(const Variable& x, const Sublayer& sublayer) const;
 
   std::string name() const override { return "AddNorm"; }
 
   std::shared_ptr<Dropout> dropout;
   std::shared_ptr<LayerNorm> ln;
+  bool norm_first;
 };
 
-struct EncoderLayerOptions {
+// AddNorm's computation with a norm and a dropout the caller holds, for a layer whose state dict names
+// them on its own (PyTorch's TransformerEncoderLayer: norm1 and dropout1).
+Variable add_norm(const Variable& x, const AddNorm::Sublayer& sublayer, const LayerNorm& norm,
+                  const Dropout& dropout, bool norm_first);
+
+// The options of one Transformer layer, an EncoderLayer's or a DecoderLayer's (as PyTorch's
+// TransformerEncoderLayer and TransformerDecoderLayer take the same ones). The encoder's and the decoder's
+// options hold them as `layer`, and the encoder-decoder's hold those two: each option is declared once,
+// here (tests/layers/check_options_declared_once.py).
+struct TransformerLayerOptions {
   int64_t num_hiddens = 0;
   int64_t ffn_num_hiddens = 0;
   int64_t num_heads = 1;
@@ -72,7 +94,7 @@ struct EncoderLayerOptions {
 // each with a residual connection and a layer norm.
 class EncoderLayer : public Module {
  public:
-  explicit EncoderLayer(const EncoderLayerOptions& options);
+  explicit EncoderLayer(const TransformerLayerOptions& options);
 
   // x (B, T, num_hiddens) -> same shape
   Variable forward(const Variable& x, const AttentionMask& mask = {}) const;
@@ -84,25 +106,24 @@ class EncoderLayer : public Module {
   std::shared_ptr<AddNorm> addnorm1;
   std::shared_ptr<PositionWiseFFN> ffn;
   std::shared_ptr<AddNorm> addnorm2;
-  EncoderLayerOptions options;
+  TransformerLayerOptions options;
 };
 
+// num_layers encoder layers over token embeddings and positions, as PyTorch's
+// nn.TransformerEncoder(encoder_layer, num_layers) with the embedding in front:
+//
+//   nn::TransformerEncoder encoder({.layer = {.num_hiddens = 64, .ffn_num_hiddens = 128, .num_heads = 4},
+//                                   .num_layers = 2,
+//                                   .vocab_size = 10000});
 struct TransformerEncoderOptions {
-  int64_t vocab_size = 0;
-  int64_t num_hiddens = 0;
-  int64_t ffn_num_hiddens = 0;
-  int64_t num_heads = 1;
+  // Every layer's. Its dropout also applies to the embeddings plus positions, and its generator draws the
+  // embedding too.
+  TransformerLayerOptions layer{};
   int64_t num_layers = 1;
-  double dropout = 0;
-  std::optional<double> attention_dropout{};  // unset: `dropout`
-  bool bias = false;
-  int64_t max_len = 1000;
-  bool norm_first = false;
+  int64_t vocab_size = 0;
+  int64_t max_len = 1000;  // longest sequence (positions of the positional encoding)
   bool learnable_positions = false;
   int64_t padding_idx = -1;
-  Activation activation = Activation::ReLU;
-  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
-  Generator* generator = nullptr;
 };
 
 class TransformerEncoder : public Module {
@@ -123,20 +144,16 @@ class TransformerEncoder : public Module {
   // Each layer's per-head attention weights from the last forward pass: (B, num_heads, T, T).
   std::vector<Tensor> attention_weights() const;
 
+  // Layer i (of options.num_layers).
+  EncoderLayer& layer(size_t i) const { return layers->at<EncoderLayer>(i); }
+
   std::string name() const override { return "TransformerEncoder"; }
 
   std::shared_ptr<Embedding> embedding;
   std::shared_ptr<PositionalEncoding> pos_encoding;
-  std::shared_ptr<ModuleList> layers;
-  std::vector<std::shared_ptr<EncoderLayer>> layer_list;  // the same layers, typed
-  std::shared_ptr<LayerNorm> final_norm;                  // pre-norm only
+  std::shared_ptr<ModuleList> layers;     // EncoderLayers
+  std::shared_ptr<LayerNorm> final_norm;  // pre-norm only
   TransformerEncoderOptions options;
 };
-
-// Pooling over the sequence, counting only the first valid_lens[b] positions of sequence b:
-//   x (B, T, d), valid_lens (B) int64 -> (B, d)
-// A sequence of length 0 pools to zeros.
-Variable masked_mean(const Variable& x, const Tensor& valid_lens);
-Variable masked_max(const Variable& x, const Tensor& valid_lens);
 
 }  // namespace minigrad::nn

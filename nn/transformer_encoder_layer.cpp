@@ -94,23 +94,15 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOp
 
 Variable TransformerEncoderLayer::forward(const Variable& src, const AttentionMask& mask) const {
   ModuleCall call(*this, {src});
-  auto self_attention = [&](const Variable& x) {
-    return dropout1->forward(self_attn->forward(x, x, x, mask));
-  };
+  auto self_attention = [&](const Variable& x) { return self_attn->forward(x, x, x, mask); };
   auto feed_forward = [&](const Variable& x) {
     const Variable hidden = linear1->forward(x);
     const Variable activated = options.activation == Activation::ReLU ? relu(hidden) : gelu(hidden);
-    return dropout2->forward(linear2->forward(dropout->forward(activated)));
+    return linear2->forward(dropout->forward(activated));
   };
-  Variable x = call.input(0);
-  if (options.norm_first) {
-    x = x + self_attention(norm1->forward(x));
-    x = x + feed_forward(norm2->forward(x));
-  } else {
-    x = norm1->forward(x + self_attention(x));
-    x = norm2->forward(x + feed_forward(x));
-  }
-  return call.output(x);
+  // AddNorm's computation, with the norms and dropouts under PyTorch's names.
+  const Variable x = add_norm(call.input(0), self_attention, *norm1, *dropout1, options.norm_first);
+  return call.output(add_norm(x, feed_forward, *norm2, *dropout2, options.norm_first));
 }
 
 }  // namespace minigrad::nn

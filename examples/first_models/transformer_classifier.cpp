@@ -46,22 +46,21 @@ Dataset make_dataset(int64_t n, Generator& gen) {
 class Classifier : public nn::Module {
  public:
   Classifier()
-      : encoder(register_module("encoder", std::make_shared<nn::TransformerEncoder>(
-                                               nn::TransformerEncoderOptions{.vocab_size = kVocabSize,
-                                                                             .num_hiddens = 32,
-                                                                             .ffn_num_hiddens = 64,
-                                                                             .num_heads = 4,
-                                                                             .num_layers = 2,
-                                                                             .dropout = 0.1,
-                                                                             .max_len = kMaxLen,
-                                                                             .padding_idx = kPad}))),
+      : encoder(register_module(
+            "encoder",
+            std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
+                .layer = {.num_hiddens = 32, .ffn_num_hiddens = 64, .num_heads = 4, .dropout = 0.1},
+                .num_layers = 2,
+                .vocab_size = kVocabSize,
+                .max_len = kMaxLen,
+                .padding_idx = kPad}))),
         head(register_module("head", std::make_shared<nn::Linear>(32, 3))) {}
 
   // tokens (B, T) int64, padded after each sequence; valid_lens (B) int64 -> logits (B, 3)
   Variable forward(const Tensor& tokens, const Tensor& valid_lens) const {
     // Keys at positions >= valid_lens[b] are hidden from every query of sequence b.
     const Variable x = encoder->forward(tokens, {.valid_lens = valid_lens});  // (B, T, 32)
-    return head->forward(nn::masked_mean(x, valid_lens));                     // (B, 32) -> (B, 3)
+    return head->forward(mean_over_time(x, valid_lens, /*dim=*/1));           // (B, 32) -> (B, 3)
   }
   std::string name() const override { return "Classifier"; }
 

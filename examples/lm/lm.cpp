@@ -65,14 +65,14 @@ Corpus encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary) 
 
 std::shared_ptr<nn::TransformerDecoder> make_model(const Config& c, int64_t vocab_size) {
   auto model = std::make_shared<nn::TransformerDecoder>(
-      nn::TransformerDecoderOptions{.vocab_size = vocab_size,
-                                    .num_hiddens = c.num_hiddens,
-                                    .ffn_num_hiddens = c.ffn_num_hiddens,
-                                    .num_heads = c.num_heads,
+      nn::TransformerDecoderOptions{.layer = {.num_hiddens = c.num_hiddens,
+                                              .ffn_num_hiddens = c.ffn_num_hiddens,
+                                              .num_heads = c.num_heads,
+                                              .dropout = c.dropout,
+                                              .norm_first = true},
                                     .num_layers = c.num_layers,
-                                    .dropout = c.dropout,
+                                    .vocab_size = vocab_size,
                                     .max_len = c.context,
-                                    .norm_first = true,
                                     .cross_attention = false,
                                     .tie_weights = true});
   // N(0, 1/d): after ·√d the embedding has the positional encoding's scale, and as the (tied) output

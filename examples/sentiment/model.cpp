@@ -18,13 +18,13 @@ SentimentModel::SentimentModel(const Config& c, int64_t vocab_size, NgramVocabul
                                            std::to_string(c.ngram_buckets) + " rows (row 0 is nobody's)");
   }
   encoder = register_module("encoder", std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
-                                           .vocab_size = vocab_size,
-                                           .num_hiddens = c.num_hiddens,
-                                           .ffn_num_hiddens = c.ffn_num_hiddens,
-                                           .num_heads = c.num_heads,
+                                           .layer = {.num_hiddens = c.num_hiddens,
+                                                     .ffn_num_hiddens = c.ffn_num_hiddens,
+                                                     .num_heads = c.num_heads,
+                                                     .dropout = c.dropout,
+                                                     .attention_dropout = c.attention_dropout},
                                            .num_layers = c.num_layers,
-                                           .dropout = c.dropout,
-                                           .attention_dropout = c.attention_dropout,
+                                           .vocab_size = vocab_size,
                                            .max_len = c.max_len,
                                            .learnable_positions = c.learnable_positions,
                                            .padding_idx = Vocabulary::kPad}));
@@ -74,7 +74,8 @@ Variable SentimentModel::encode(const Tensor& tokens, const Tensor& lengths) {
                             ? ngram_rows(tokens, lengths, ngrams->options.num_embeddings, ngram_max_)
                             : ngram_vocabulary_.rows(tokens, lengths, ngram_max_);
     // Each position's n-gram vectors, summed (B, T, n-1, d) -> (B, T, d), at the token embedding's scale.
-    x = x + sum(ngrams->forward(rows), {2}) * std::sqrt(static_cast<double>(encoder->options.num_hiddens));
+    x = x +
+        sum(ngrams->forward(rows), {2}) * std::sqrt(static_cast<double>(encoder->options.layer.num_hiddens));
   }
   return encoder->encode(x, {.valid_lens = lengths});  // (B, T, d)
 }
@@ -83,7 +84,8 @@ Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths, co
                                  const Tensor& nb_ratios) {
   const Variable h = encode(tokens, lengths);  // (B, T, d)
   // Mean pooling sees the whole review; max pooling lets one strong phrase ("waste of time") speak.
-  const Variable pooled = concat({nn::masked_mean(h, lengths), nn::masked_max(h, lengths)}, 1);  // (B, 2d)
+  const Variable pooled =
+      concat({mean_over_time(h, lengths, /*dim=*/1), max_over_time(h, lengths, /*dim=*/1)}, 1);  // (B, 2d)
   const Variable logits = head->forward(dropout->forward(pooled));                               // (B, 2)
   if (!nb) return logits;
   if (!nb_rows.defined() || nb_rows.rank() != 2 || nb_rows.dtype() != DType::Int64 ||

@@ -50,14 +50,14 @@ struct Model {
   nn::TransformerEncoder encoder;
   nn::Linear head;
   Model(double dropout, Generator* g)
-      : encoder({.vocab_size = 20,
-                 .num_hiddens = 8,
-                 .ffn_num_hiddens = 16,
-                 .num_heads = 2,
+      : encoder({.layer = {.num_hiddens = 8,
+                           .ffn_num_hiddens = 16,
+                           .num_heads = 2,
+                           .dropout = dropout,
+                           .generator = g},
                  .num_layers = 1,
-                 .dropout = dropout,
-                 .max_len = 8,
-                 .generator = g}),
+                 .vocab_size = 20,
+                 .max_len = 8}),
         head(8, 2, true, g) {
     encoder.to(DType::Float64);
     head.to(DType::Float64);
@@ -72,7 +72,8 @@ struct Model {
   Variable loss(const Tensor& tokens, const Tensor& labels, int64_t begin, int64_t end, int64_t batch) {
     const Tensor t = tokens.slice(0, begin, end), l = labels.slice(0, begin, end).contiguous();
     const Variable h = encoder.forward(t.contiguous());
-    const Variable logits = head.forward(nn::masked_mean(h, Tensor::full({end - begin}, 6, DType::Int64)));
+    const Variable logits =
+        head.forward(mean_over_time(h, Tensor::full({end - begin}, 6, DType::Int64), /*dim=*/1));
     return cross_entropy(logits, l) * (static_cast<double>(end - begin) / static_cast<double>(batch));
   }
 };

@@ -38,13 +38,11 @@ std::string header_of(const std::string& json, const std::string& data) {
 std::vector<std::string> seed_corpus() {
   std::vector<std::string> corpus;
   Generator g(1);
-  nn::TransformerEncoder encoder({.vocab_size = 30,
-                                  .num_hiddens = 8,
-                                  .ffn_num_hiddens = 16,
-                                  .num_heads = 2,
-                                  .num_layers = 1,
-                                  .max_len = 12,
-                                  .generator = &g});
+  nn::TransformerEncoder encoder(
+      {.layer = {.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .generator = &g},
+       .num_layers = 1,
+       .vocab_size = 30,
+       .max_len = 12});
   corpus.push_back(
       optim::serialize_weights(encoder, {{"architecture", "tiny"}, {"vocabulary", "30 tokens"}}));
   {  // a training state: optimizer moments, step counts, the generator's words

@@ -10,10 +10,10 @@ Variable, Node or other autograd type.
   check_kernel_homes.py --root REPO      exit 1 and a line per offender if any
   check_kernel_homes.py --self-test      the check against made-up sources: it must catch a kernel
 """
-import argparse
-import pathlib
 import re
 import sys
+
+import check_cli
 
 # Types that make a function autograd's own business: it works on the graph, not on numbers alone.
 AUTOGRAD_TYPES = re.compile(r"\b(Variable|VariableImpl|Node|NeedsGrad|SavedTensor|Edge|VariableGrads|"
@@ -48,15 +48,9 @@ def self_test():
     return 0
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--root", type=pathlib.Path)
-    parser.add_argument("--self-test", action="store_true")
-    args = parser.parse_args()
-    if args.self_test:
-        return self_test()
-    files = [(str(p.relative_to(args.root)), p.read_text(encoding="utf-8"))
-             for p in sorted((args.root / "autograd").glob("*")) if p.suffix in (".cpp", ".h")]
+def check(root):
+    files = [(str(p.relative_to(root)), p.read_text(encoding="utf-8"))
+             for p in sorted((root / "autograd").glob("*")) if p.suffix in (".cpp", ".h")]
     found = offenders(files)
     for line in found:
         print(line)
@@ -65,4 +59,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(check_cli.run(__doc__, check, self_test))

@@ -92,8 +92,14 @@ BOOST_AUTO_TEST_CASE(a_module_list_and_register_module_are_public) {
   ModuleList list;
   list.push_back(std::make_shared<Linear>(2, 2));
   list.push_back(std::make_shared<Linear>(2, 2));
-  BOOST_TEST(list.size() == 2u);
+  list.push_back(std::make_shared<ReLU>());
+  BOOST_TEST(list.size() == 3u);
   BOOST_TEST(list.named_parameters()[2].first == "1.weight");
+  // Each module as the type it is, as PyTorch's ModuleList::at<T>.
+  BOOST_TEST(list.at<Linear>(1).weight.is_same(list.named_parameters()[2].second));
+  expect_error<ValueError>([&] { list.at<Linear>(2); },
+                           "ModuleList: module 2 is a ReLU, not the type asked for");
+  expect_error<ValueError>([&] { list.at<Linear>(3); }, "ModuleList: has no module 3: it holds 3");
   ModuleList holder;
   holder.register_module("head", std::make_shared<Linear>(2, 1));
   BOOST_TEST(holder.named_parameters()[0].first == "head.weight");

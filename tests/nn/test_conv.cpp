@@ -1,5 +1,5 @@
 // Conv1d and Conv2d: values against hand-computed ones, shapes, PyTorch's initialisation, and errors. Its
-// gradients are checked in the gradcheck catalogue (tests/gradcheck/cases.cpp).
+// gradients are checked in the gradcheck catalogue (tests/gradcheck/).
 #include <limits>
 #include <sstream>
 
@@ -182,14 +182,37 @@ BOOST_AUTO_TEST_CASE(pooling_over_time_honours_valid_lengths) {
   expect_equal(x.grad(), {0.25, 0.25, 0.25, 0.25, 0.5, 0.5, 0, 0});
   expect_error<ValueError>(
       [&] {
-        max_over_time(x, Tensor::from_vector<int64_t>({4, 0}, {2}));
+        max_over_time(x, Tensor::from_vector<int64_t>({4, -1}, {2}));
       },
-      "max_over_time: valid_lens[1] = 0 is not in 1..4 for an input of shape [2,1,4]");
+      "max_over_time: valid_lens[1] = -1 is not in 0..4 for an input of shape [2,1,4]");
   expect_error<ValueError>(
       [&] {
         mean_over_time(x, Tensor::from_vector<int64_t>({5, 1}, {2}));
       },
-      "mean_over_time: valid_lens[0] = 5 is not in 1..4 for an input of shape [2,1,4]");
+      "mean_over_time: valid_lens[0] = 5 is not in 0..4 for an input of shape [2,1,4]");
+  expect_error<ValueError>(
+      [&] { mean_over_time(x, lens, 0); },
+      "mean_over_time: dim is the time axis, 1 for x (N, L, C) or 2 for x (N, C, L), got 0");
+  expect_error<ShapeError>(
+      [&] {
+        max_over_time(Variable(Tensor::zeros({2, 4})), {}, 1);
+      },
+      "max_over_time: expects (N, L, C) with dim 1, got [2,4]");
+}
+
+BOOST_AUTO_TEST_CASE(pooling_over_time_along_dim_1_pools_an_empty_sequence_to_zeros) {
+  // A Transformer's layout (B, T, d) with the time axis at 1: x[b, t, :] = t + 1.
+  const Variable x(
+      (Tensor::arange(0, 4, 1, DType::Float64) + 1.0).reshape({1, 4, 1}).expand({2, 4, 2}).contiguous(),
+      true);
+  const Tensor lens = Tensor::from_vector<int64_t>({3, 0}, {2});
+  const Variable mean = mean_over_time(x, lens, /*dim=*/1), top = max_over_time(x, lens, /*dim=*/1);
+  expect_equal(mean.data(), {2, 2, 0, 0});  // (1+2+3)/3; an empty sequence gives 0
+  expect_equal(top.data(), {3, 3, 0, 0});
+  // The gradient: 1/3 to each valid position and 1 to the maximum's; nothing to an empty sequence.
+  sum(mean + top).backward();
+  expect_close(x.grad(), {1.0 / 3, 1.0 / 3, 1.0 / 3, 1.0 / 3, 4.0 / 3, 4.0 / 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+               1e-15);
 }
 
 BOOST_AUTO_TEST_CASE(pooling_over_images_gives_pytorchs_values_and_passes_nan) {

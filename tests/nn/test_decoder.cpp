@@ -1,5 +1,5 @@
 // The decoder: masks (causal, target padding, source valid lengths), the key/value cache, and decoding.
-// The gradient checks of DecoderLayer are in the gradcheck catalogue (tests/gradcheck/cases.cpp),
+// The gradient checks of DecoderLayer are in the gradcheck catalogue (tests/gradcheck/layer_cases.cpp),
 // which test_autograd runs in full.
 #include <cmath>
 #include <map>
@@ -13,16 +13,10 @@ using namespace minigrad::testing;
 namespace {
 
 TransformerOptions small_options(bool norm_first) {
-  return {.source_vocab_size = 11,
-          .target_vocab_size = 9,
-          .num_hiddens = 8,
-          .ffn_num_hiddens = 16,
-          .num_heads = 2,
-          .num_encoder_layers = 2,
-          .num_decoder_layers = 2,
-          .max_source_len = 16,
-          .max_target_len = 12,
-          .norm_first = norm_first};
+  const TransformerLayerOptions layer{
+      .num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .norm_first = norm_first};
+  return {.encoder = {.layer = layer, .num_layers = 2, .vocab_size = 11, .max_len = 16},
+          .decoder = {.layer = layer, .num_layers = 2, .vocab_size = 9, .max_len = 12}};
 }
 
 // The largest |a - b| over two tensors of one shape.
@@ -40,7 +34,8 @@ Tensor ids(const std::vector<int64_t>& values, const Shape& shape) {
 BOOST_AUTO_TEST_SUITE(decoder)
 
 BOOST_AUTO_TEST_CASE(parameters_have_dotted_names_and_the_tree_prints) {
-  TransformerDecoder decoder({.vocab_size = 7, .num_hiddens = 4, .ffn_num_hiddens = 8, .num_heads = 2});
+  TransformerDecoder decoder(
+      {.layer = {.num_hiddens = 4, .ffn_num_hiddens = 8, .num_heads = 2}, .vocab_size = 7});
   std::vector<std::string> names;
   for (const auto& [name, p] : decoder.named_parameters()) names.push_back(name);
   for (const char* expected :
@@ -55,10 +50,8 @@ BOOST_AUTO_TEST_CASE(parameters_have_dotted_names_and_the_tree_prints) {
   BOOST_TEST(tree.find("(output): Linear(in_features=4, out_features=7, bias=True)") != std::string::npos);
 
   // Decoder-only and tied: no cross-attention, no output matrix (the embedding serves), a bias.
-  TransformerDecoder lm({.vocab_size = 7,
-                         .num_hiddens = 4,
-                         .ffn_num_hiddens = 8,
-                         .num_heads = 2,
+  TransformerDecoder lm({.layer = {.num_hiddens = 4, .ffn_num_hiddens = 8, .num_heads = 2},
+                         .vocab_size = 7,
                          .cross_attention = false,
                          .tie_weights = true});
   names.clear();
@@ -144,11 +137,9 @@ BOOST_AUTO_TEST_CASE(the_cache_gives_the_same_tokens_and_logits_as_recomputing) 
   // Decoder-only and tied, with a prompt of several tokens fed at once (the cache's causal mask within
   // a chunk), and sampling: the same seed must give the same text both ways.
   manual_seed(7);
-  TransformerDecoder lm({.vocab_size = 13,
-                         .num_hiddens = 8,
-                         .ffn_num_hiddens = 16,
-                         .num_heads = 2,
+  TransformerDecoder lm({.layer = {.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2},
                          .num_layers = 2,
+                         .vocab_size = 13,
                          .max_len = 20,
                          .cross_attention = false,
                          .tie_weights = true});
@@ -323,10 +314,8 @@ BOOST_AUTO_TEST_CASE(sampling_filters_as_asked_and_repeats_with_a_seed) {
 
 BOOST_AUTO_TEST_CASE(bad_decoding_input_gets_a_clear_error) {
   manual_seed(10);
-  TransformerDecoder lm({.vocab_size = 5,
-                         .num_hiddens = 4,
-                         .ffn_num_hiddens = 4,
-                         .num_heads = 1,
+  TransformerDecoder lm({.layer = {.num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 1},
+                         .vocab_size = 5,
                          .max_len = 6,
                          .cross_attention = false});
   CachedDecoderSteps steps(lm);
@@ -360,12 +349,23 @@ BOOST_AUTO_TEST_CASE(bad_decoding_input_gets_a_clear_error) {
       },
       "greedy: expects tokens int64 (B, n) with B, n >= 1, got int64 [1,0]");
   // An encoder-decoder layer without memory
-  TransformerDecoder with_cross({.vocab_size = 5, .num_hiddens = 4, .ffn_num_hiddens = 4});
+  TransformerDecoder with_cross({.layer = {.num_hiddens = 4, .ffn_num_hiddens = 4}, .vocab_size = 5});
   expect_error_containing<ShapeError>(
       [&] {
         with_cross.forward(ids({1}, {1, 1}), Variable());
       },
       "DecoderLayer: expects memory (B = 1, S, 4) from the encoder, got none");
+  // An encoder-decoder whose decoder cannot read the encoder's output
+  TransformerOptions options = small_options(false);
+  options.decoder.cross_attention = false;
+  expect_error<ValueError>([&] { Transformer{options}; },
+                           "Transformer: the decoder must attend to the encoder's output: "
+                           "decoder.cross_attention is false");
+  options = small_options(false);
+  options.decoder.layer.num_hiddens = 6;
+  expect_error<ValueError>([&] { Transformer{options}; },
+                           "Transformer: the decoder's num_hiddens (6) must be the encoder's (8): its "
+                           "cross-attention reads the encoder's output");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

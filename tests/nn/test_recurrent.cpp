@@ -1,6 +1,6 @@
 // RNN, GRU and LSTM: names, shapes and initialisation as PyTorch's; one step against the formula by
 // hand; valid lengths as packed sequences; errors. Gradients are checked in the gradcheck catalogue
-// (tests/gradcheck/cases.cpp), values and gradients against PyTorch by recurrent_parity_with_pytorch.
+// (tests/gradcheck/layer_cases.cpp), values and gradients against PyTorch by recurrent_parity_with_pytorch.
 #include <sstream>
 
 #include "test_helpers.h"

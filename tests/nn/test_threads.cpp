@@ -19,14 +19,11 @@ std::vector<std::vector<double>> build_and_train(uint64_t seed, bool own_generat
   Generator mine(seed);
   if (!own_generator) manual_seed(seed);
   Generator* g = own_generator ? &mine : nullptr;
-  nn::TransformerEncoder encoder({.vocab_size = 50,
-                                  .num_hiddens = 16,
-                                  .ffn_num_hiddens = 32,
-                                  .num_heads = 2,
-                                  .num_layers = 1,
-                                  .dropout = 0.1,
-                                  .max_len = 16,
-                                  .generator = g});
+  nn::TransformerEncoder encoder(
+      {.layer = {.num_hiddens = 16, .ffn_num_hiddens = 32, .num_heads = 2, .dropout = 0.1, .generator = g},
+       .num_layers = 1,
+       .vocab_size = 50,
+       .max_len = 16});
   nn::Linear head(16, 2, true, g);
   std::vector<Variable> params = encoder.parameters();
   for (const Variable& p : head.parameters()) params.push_back(p);
@@ -39,7 +36,8 @@ std::vector<std::vector<double>> build_and_train(uint64_t seed, bool own_generat
     const Tensor labels = Tensor::from_vector<int64_t>({0, 1, 0, 1, 1, 0, 1, 0}, {8});
     optimizer.zero_grad();
     const Variable loss = cross_entropy(
-        head.forward(nn::masked_mean(encoder.forward(tokens), Tensor::full({8}, 12, DType::Int64))), labels);
+        head.forward(mean_over_time(encoder.forward(tokens), Tensor::full({8}, 12, DType::Int64), /*dim=*/1)),
+        labels);
     loss.backward();
     optimizer.step();
   }

@@ -9,12 +9,9 @@ using namespace minigrad::testing;
 namespace {
 
 nn::TransformerEncoderOptions small_encoder() {
-  return {.vocab_size = 30,
-          .num_hiddens = 8,
-          .ffn_num_hiddens = 16,
-          .num_heads = 2,
+  return {.layer = {.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .dropout = 0.1},
           .num_layers = 2,
-          .dropout = 0.1};
+          .vocab_size = 30};
 }
 
 // A few steps of training with everything that makes resuming hard: dropout (random masks from the
@@ -27,7 +24,8 @@ void train(nn::TransformerEncoder& model, optim::Optimizer& optimizer, int64_t f
   for (int64_t step = from; step < to; ++step) {
     optimizer.set_learning_rate(schedule.at(step));
     optimizer.zero_grad();
-    Variable loss = mean(pow(nn::masked_mean(model.forward(tokens, mask), mask.valid_lens) - 0.5, 2));
+    Variable loss =
+        mean(pow(mean_over_time(model.forward(tokens, mask), mask.valid_lens, /*dim=*/1) - 0.5, 2));
     loss.backward();
     optim::clip_grad_norm_(model.parameters(), 0.5);
     optimizer.step();
