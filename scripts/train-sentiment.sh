@@ -8,6 +8,7 @@
 #   scripts/train-sentiment.sh --epochs 5 --layers 2        # other options go to `minigrad-sentiment train`
 #   scripts/train-sentiment.sh --processes 2                # 2 MPI processes, data-parallel
 #   scripts/train-sentiment.sh --members 1                  # one model instead of an ensemble of three
+#   scripts/train-sentiment.sh --validation-only            # only the validation run: the test split unread
 #
 # The model is an ensemble of --members models (default 3) of the same configuration, trained with seeds
 # N·S, N·S + 1, ..., N·S + N - 1 for --seed S (default 0), whose log-odds are averaged; each is saved in
@@ -30,6 +31,7 @@ fi
 processes=1
 members=3
 seed=0
+validation_only=false
 args=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -42,6 +44,10 @@ while [ $# -gt 0 ]; do
       [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "error: --members needs a whole number >= 1" >&2; exit 1; }
       members=$2
       shift 2
+      ;;
+    --validation-only)
+      validation_only=true
+      shift
       ;;
     --seed)
       [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "error: --seed needs a whole number >= 0" >&2; exit 1; }
@@ -121,8 +127,9 @@ if [ "$processes" -gt 1 ]; then
 fi
 
 # Two stages with the same options. The first trains each member on 22,500 reviews and reports, per
-# epoch, its accuracy on the 2,500 held out (whole films; every choice in docs/sentiment.md was made on
-# these figures), then the ensemble's. The second, the model this job is for, trains each member from
+# epoch, its accuracy on the 2,500 held out (blocks of 100 neighbouring reviews of a label, whose texts
+# are left out of training; options are chosen on these figures, scripts/select-sentiment.sh), then the
+# ensemble's; --validation-only stops there. The second, the model this job is for, trains each member from
 # scratch on all 25,000; the ensemble is evaluated once on the test set: a ninth more data is worth more
 # than the check it would buy (docs/sentiment.md, "The validation split").
 # An explicit --validation or --resume is one run of one model, as given.
@@ -142,6 +149,7 @@ else
       --plot "out/sentiment-validation-training-$k.png" --no-eval --seed "$(member_seed "$k")" "$@"
   done
   [ "$members" -gt 1 ] && "$program" eval --model out/sentiment-validation --data "$target" --held-out
+  $validation_only && exit 0
   echo "== 2 of 2: the final model (all training reviews), evaluated on the test set =="
   for k in $(seq 0 $((members - 1))); do
     echo "-- member $k (seed $(member_seed "$k"))"

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <numeric>
+#include <string>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 
 namespace sentiment {
@@ -154,8 +157,20 @@ Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed,
     }
   }
   Split split;
-  for (size_t i = 0; i < reviews.size(); ++i)
-    (held[i] ? split.validation : split.training).push_back(reviews[i]);
+  std::unordered_set<std::string_view> held_texts;
+  for (size_t i = 0; i < reviews.size(); ++i) {
+    if (held[i]) {
+      split.validation.push_back(reviews[i]);
+      held_texts.insert(reviews[i].text);
+    }
+  }
+  for (size_t i = 0; i < reviews.size(); ++i) {
+    if (held[i]) continue;
+    if (held_texts.contains(reviews[i].text))
+      ++split.duplicates_removed;  // a copy of a held-out review: validation must not test what trained
+    else
+      split.training.push_back(reviews[i]);
+  }
   return split;
 }
 

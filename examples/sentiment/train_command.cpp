@@ -116,6 +116,7 @@ std::optional<Resumed> load_resumed(const Config& config, const TrainArgs& args)
 // The reviews of a run: the training split's, less those held out for validation, and the test split's.
 struct Reviews {
   std::vector<Review> training, validation, test;
+  int64_t duplicates_removed = 0;  // training reviews whose text is held out (Split::duplicates_removed)
 };
 
 Reviews read_reviews(const Config& config, const TrainArgs& args, bool root) {
@@ -126,8 +127,10 @@ Reviews read_reviews(const Config& config, const TrainArgs& args, bool root) {
   Split split = train_set.reviews.empty()
                     ? Split{}  // refused below, saying there is nothing to train on
                     : hold_out(train_set.reviews, config.validation, config.validation_seed);
-  Reviews reviews{
-      .training = std::move(split.training), .validation = std::move(split.validation), .test = {}};
+  Reviews reviews{.training = std::move(split.training),
+                  .validation = std::move(split.validation),
+                  .test = {},
+                  .duplicates_removed = split.duplicates_removed};
   if (args.evaluate_test) {  // read now: a missing test split must not surface after training
     LoadReport test_set = load_imdb_split(args.data, "test");
     if (root) warn_skipped(test_set, "test files");
@@ -164,13 +167,15 @@ struct TrainingData {
   std::vector<Example> examples{}, validation{};
   NgramVocabulary ngrams{};
   size_t ngram_count = 0;
+  int64_t duplicates_removed = 0;  // Reviews::duplicates_removed
 };
 
 TrainingData encode_reviews(const Config& config, const TrainArgs& args, const Reviews& reviews,
                             const Checkpoint* resumed) {
   std::vector<std::vector<std::string>> tokenized;
   for (const Review& r : reviews.training) tokenized.push_back(tokenize(r.text));
-  TrainingData data{.vocabulary = Vocabulary::build(tokenized, config.vocab_size, config.min_freq)};
+  TrainingData data{.vocabulary = Vocabulary::build(tokenized, config.vocab_size, config.min_freq),
+                    .duplicates_removed = reviews.duplicates_removed};
   if (resumed && resumed->vocabulary.tokens() != data.vocabulary.tokens()) {
     throw Error("train --resume", args.resume + "/vocab.json is not the vocabulary of this training data (" +
                                       std::to_string(resumed->vocabulary.size()) + " tokens saved, " +
@@ -197,12 +202,16 @@ TrainingData encode_reviews(const Config& config, const TrainArgs& args, const R
   return data;
 }
 
-// "training on 22500 reviews (2500 held out for validation): vocabulary 5000 tokens and ..., then the
-// configuration as JSON.
+// "training on 22493 reviews (2500 held out for validation, 7 copies of them left out): vocabulary 5000
+// tokens and ...", then the configuration as JSON.
 void print_start(std::ostream& out, const TrainingData& data, const Checkpoint& checkpoint,
                  const Ranks& ranks, const TrainArgs& args) {
   out << "training on " << data.examples.size() << " reviews (" << data.validation.size()
-      << " held out for validation): vocabulary " << data.vocabulary.size() << " tokens"
+      << " held out for validation"
+      << (data.duplicates_removed > 0
+              ? ", " + std::to_string(data.duplicates_removed) + " copies of them left out"
+              : std::string())
+      << "): vocabulary " << data.vocabulary.size() << " tokens"
       << (data.ngram_count > 0 ? " and " + std::to_string(data.ngram_count) + " n-grams" : std::string())
       << (data.nb_count > 0 ? ", " + std::to_string(data.nb_count) + " NB-weighted n-grams" : std::string())
       << ", " << checkpoint.model->parameter_count() << " parameters, " << ranks.world << " process(es) x "

@@ -20,6 +20,7 @@ for split in train test; do
       text=""
       for j in 1 2 3 4 5 6 7 8; do text+="${words[$(((i * 7 + j * 3) % 10))]} "; done
       [ $label = pos ] && text+="great great" || text+="awful awful"
+      text+=" r$i"  # each text its own: training leaves out copies of held-out texts
       echo "$text" >"$tmp/imdb/$split/$label/${i}_5.txt"
     done
   done

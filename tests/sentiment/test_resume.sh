@@ -21,6 +21,7 @@ for label in pos neg; do
     text=""
     for j in 1 2 3 4 5 6 7 8 9 10; do text+="${words[$(((i * 7 + j * 3) % 10))]} "; done
     [ $label = pos ] && text+="great fun" || text+="awful bore"
+    text+=" r$i"  # each text its own: training leaves out copies of held-out texts
     echo "$text" >"$tmp/imdb/train/$label/${i}_5.txt"
   done
 done

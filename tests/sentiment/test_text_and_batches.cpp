@@ -195,4 +195,32 @@ BOOST_AUTO_TEST_CASE(validation_holds_out_half_of_each_label_in_blocks_fixed_by_
                            "smaller --validation)");
 }
 
+BOOST_AUTO_TEST_CASE(a_training_review_whose_text_is_held_out_is_left_out_of_training) {
+  // Reviews numbered 0..79 (40 negatives, then positives), each text "review <n>", and a copy of each
+  // numbered 100 higher: the copy is in another block, so a pair is held out whole or split.
+  std::vector<Review> reviews;
+  for (int i = 0; i < 80; ++i) reviews.push_back({"review " + std::to_string(i), i < 40 ? 0 : 1, i});
+  for (int i = 0; i < 80; ++i) reviews.push_back({"review " + std::to_string(i), i < 40 ? 0 : 1, 100 + i});
+  const Split split = hold_out(reviews, 20, 3, 4);
+  BOOST_REQUIRE(split.validation.size() == 20u);
+  std::set<int64_t> held_numbers;
+  std::set<std::string> held_texts;
+  for (const Review& r : split.validation) {
+    held_numbers.insert(r.number);
+    held_texts.insert(r.text);
+  }
+  int64_t split_pairs = 0;  // pairs with one copy held out: the other must leave training
+  for (int64_t i = 0; i < 80; ++i) split_pairs += held_numbers.contains(i) != held_numbers.contains(100 + i);
+  BOOST_TEST(split_pairs > 0);
+  BOOST_TEST(split.duplicates_removed == split_pairs);
+  BOOST_TEST(split.training.size() + split.validation.size() +
+                 static_cast<size_t>(split.duplicates_removed) ==
+             reviews.size());
+  for (const Review& r : split.training)
+    BOOST_TEST(!held_texts.contains(r.text), r.text << " trains and validates");
+  // Without copies nothing is removed.
+  reviews.resize(80);
+  BOOST_TEST(hold_out(reviews, 20, 3, 4).duplicates_removed == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
