@@ -225,7 +225,8 @@ BOOST_AUTO_TEST_CASE(bad_input_and_the_wrong_checkpoint_get_clear_errors) {
   expect_error_containing<Error>(
       [&] { Checkpoint::load(dir.path / "dates"); },
       "model.safetensors holds a model of max_len=" + std::to_string(sc.max_len) +
-          " num_hiddens=8 num_heads=2 ffn_num_hiddens=8 num_layers=1 "
+          " num_hiddens=8 num_heads=" + std::to_string(sc.num_heads) +
+          " ffn_num_hiddens=8 num_layers=1 "
           "learnable_positions=0 ngram_buckets=16 ngram_max=2 ngram_vocabulary=1, but config.json says "
           "minigrad-dates");
   expect_error_containing<Error>([&] { Checkpoint::load(dir.path / "nowhere"); }, "is not a folder");
