@@ -60,6 +60,8 @@ if [ ! -x "$bin" ]; then
   cmake --build build/release -j2 --target minigrad-train-step >/dev/null
 fi
 
+# shellcheck source=scripts/openblas-env.sh
+source scripts/openblas-env.sh  # OpenBLAS's kernels as the jobs get them, for minigrad and PyTorch alike
 python=/usr/bin/python3  # Debian's python3-torch lives here, not in a pyenv
 if ! "$python" -c 'import torch' 2>/dev/null; then
   if [ "$install_torch" = 1 ]; then
@@ -149,15 +151,18 @@ ratio() {
   awk -v a="$1" -v b="$2" -v f="${3:-%.2f}" -v scale="${4:-1}" \
     'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf f "\n", scale * a / b }'
 }
-blas_of() { awk -v impl="impl=$1" '$0 ~ impl " " { for (i = 1; i <= NF; i++) if ($i ~ /^blas=/) print substr($i, 6) }' \
+# A field of one implementation's result lines (blas, blas_kernels), each value once.
+field_of() { awk -v impl="impl=$1" -v key="$2=" '$0 ~ impl " " { for (i = 1; i <= NF; i++) if (index($i, key) == 1) print substr($i, length(key) + 1) }' \
   "$results" | sort -u | tr '\n' ' '; }
+blas_of() { field_of "$1" blas; }
+kernels=$(field_of minigrad blas_kernels | xargs)
 
 echo
-echo "minigrad's BLAS (from /proc/self/maps): $(blas_of minigrad)"
+echo "minigrad's BLAS (from /proc/self/maps): $(blas_of minigrad), OpenBLAS kernels: $kernels${OPENBLAS_CORETYPE:+ (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)}"
 [ -z "$python" ] || echo "PyTorch's BLAS (from /proc/self/maps): $(blas_of pytorch)"
 echo
-cpu=$(short_machine)
-echo -n "| CPU (family/model) | config (d,heads,ffn,layers,seq,batch) | threads | minigrad ms/step | PyTorch ms/step | PyTorch ÷ minigrad "
+cpu="$(short_machine), $kernels"
+echo -n "| CPU (family/model), OpenBLAS kernels | config (d,heads,ffn,layers,seq,batch) | threads | minigrad ms/step | PyTorch ms/step | PyTorch ÷ minigrad "
 echo -n "| PyTorch+mallopt ms/step | PyTorch+mallopt ÷ minigrad | minigrad tokens/s | peak RSS MB minigrad / PyTorch "
 echo "| page faults/step minigrad / PyTorch | matmul GFLOP/s minigrad / PyTorch | % of sgemm peak minigrad / PyTorch | sgemm peak GFLOP/s |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"

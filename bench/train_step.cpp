@@ -13,6 +13,7 @@
 //
 // `--sgemm-peak` instead times a raw cblas_sgemm on square matrices, the reference for the matmul rate.
 #include <cblas.h>
+#include <dlfcn.h>
 #include <sys/resource.h>
 #include <CLI/CLI.hpp>
 
@@ -153,6 +154,16 @@ std::string loaded_blas() {
   return out.empty() ? "none" : out;
 }
 
+// The kernels OpenBLAS runs (its core name: Haswell, SkylakeX, Cooperlake, ...): its own choice for the
+// CPU unless OPENBLAS_CORETYPE names one. On a Zen 5, a step took 1.4 to 1.8 times as long with Haswell's
+// AVX2 kernels as with the AVX-512 ones OpenBLAS picks (docs/performance.md, "OpenBLAS's kernels").
+// Looked up at run time, so that another BLAS gives "unknown" instead of a link error.
+std::string blas_kernels() {
+  using CoreName = char* (*)();
+  const auto core_name = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  return core_name ? core_name() : "unknown";
+}
+
 void run_train_steps(const std::string& name, const Config& c, int steps, int warmup, uint64_t seed,
                      AttentionKernel kernel) {
   manual_seed(seed);  // initial weights and dropout masks
@@ -195,12 +206,13 @@ void run_train_steps(const std::string& name, const Config& c, int steps, int wa
       "result impl=minigrad config=%s attention=%s threads=%d d=%lld heads=%lld ffn=%lld layers=%lld "
       "seq=%lld batch=%lld "
       "steps=%d warmup=%d ms_per_step=%.2f ms_mean=%.2f tokens_per_s=%.0f peak_rss_mb=%.1f "
-      "faults_per_step=%.1f step_gflop=%.4f matmul_gflops=%.2f params=%lld loss0=%.4f blas=%s\n",
+      "faults_per_step=%.1f step_gflop=%.4f matmul_gflops=%.2f params=%lld loss0=%.4f blas=%s "
+      "blas_kernels=%s\n",
       name.c_str(), kernel == AttentionKernel::Fused ? "fused" : "composed", num_threads(), (long long)c.d,
       (long long)c.heads, (long long)c.ffn, (long long)c.layers, (long long)c.seq, (long long)c.batch, steps,
       warmup, med * 1e3, mean * 1e3, double(c.batch * c.seq) / med, double(after.ru_maxrss) / 1024.0,
       faults / double(steps), flops / 1e9, flops / med / 1e9, (long long)model.parameter_count(), loss0,
-      loaded_blas().c_str());
+      loaded_blas().c_str(), blas_kernels().c_str());
 }
 
 // The best rate of a raw cblas_sgemm on square float32 matrices of a few sizes, at this thread count.
@@ -225,8 +237,8 @@ void run_sgemm_peak() {
     std::snprintf(field, sizeof field, " gflops_%lld=%.1f", (long long)n, gflops);
     sizes += field;
   }
-  std::printf("result impl=sgemm threads=%d gflops=%.2f%s blas=%s\n", num_threads(), best, sizes.c_str(),
-              loaded_blas().c_str());
+  std::printf("result impl=sgemm threads=%d gflops=%.2f%s blas=%s blas_kernels=%s\n", num_threads(), best,
+              sizes.c_str(), loaded_blas().c_str(), blas_kernels().c_str());
 }
 
 }  // namespace
