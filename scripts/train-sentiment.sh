@@ -9,6 +9,7 @@
 #   scripts/train-sentiment.sh --processes 2                # 2 MPI processes, data-parallel
 #   scripts/train-sentiment.sh --members 1                  # one model instead of an ensemble of three
 #   scripts/train-sentiment.sh --validation-only            # only the validation run: the test split unread
+#   scripts/train-sentiment.sh --final-only --seed 1        # only the final model and its test figure
 #
 # The model is an ensemble of --members models (default 3) of the same configuration, trained with seeds
 # N·S, N·S + 1, ..., N·S + N - 1 for --seed S (default 0), whose log-odds are averaged; each is saved in
@@ -32,6 +33,7 @@ processes=1
 members=3
 seed=0
 validation_only=false
+final_only=false
 args=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -49,6 +51,10 @@ while [ $# -gt 0 ]; do
       validation_only=true
       shift
       ;;
+    --final-only)
+      final_only=true
+      shift
+      ;;
     --seed)
       [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "error: --seed needs a whole number >= 0" >&2; exit 1; }
       seed=$2
@@ -57,6 +63,7 @@ while [ $# -gt 0 ]; do
     *) args+=("$1"); shift ;;
   esac
 done
+$validation_only && $final_only && { echo "error: --validation-only and --final-only exclude each other" >&2; exit 1; }
 set -- ${args[@]+"${args[@]}"}
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -141,15 +148,18 @@ member_seed() { echo $((seed * members + $1)); }
 if $single_run; then
   ${launch[@]+"${launch[@]}"} "$program" train --data "$target" --out out/sentiment --overwrite --seed "$seed" "$@"
 else
-  rm -rf out/sentiment-validation out/sentiment  # an ensemble's folders: no member of another run left in them
-  echo "== 1 of 2: the validation run (2,500 training reviews held out), $members member(s) =="
-  for k in $(seq 0 $((members - 1))); do
-    echo "-- member $k (seed $(member_seed "$k"))"
-    ${launch[@]+"${launch[@]}"} "$program" train --data "$target" --out "out/sentiment-validation/$k" \
-      --plot "out/sentiment-validation-training-$k.png" --no-eval --seed "$(member_seed "$k")" "$@"
-  done
-  [ "$members" -gt 1 ] && "$program" eval --model out/sentiment-validation --data "$target" --held-out
-  $validation_only && exit 0
+  rm -rf out/sentiment  # an ensemble's folder: no member of another run left in it
+  if ! $final_only; then
+    rm -rf out/sentiment-validation
+    echo "== 1 of 2: the validation run (2,500 training reviews held out), $members member(s) =="
+    for k in $(seq 0 $((members - 1))); do
+      echo "-- member $k (seed $(member_seed "$k"))"
+      ${launch[@]+"${launch[@]}"} "$program" train --data "$target" --out "out/sentiment-validation/$k" \
+        --plot "out/sentiment-validation-training-$k.png" --no-eval --seed "$(member_seed "$k")" "$@"
+    done
+    [ "$members" -gt 1 ] && "$program" eval --model out/sentiment-validation --data "$target" --held-out
+    $validation_only && exit 0
+  fi
   echo "== 2 of 2: the final model (all training reviews), evaluated on the test set =="
   for k in $(seq 0 $((members - 1))); do
     echo "-- member $k (seed $(member_seed "$k"))"
