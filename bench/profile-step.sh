@@ -14,8 +14,10 @@
 #   graph        the autograd engine and the recording of ops
 #   other        anything else
 #
-# The model's set-up (initialisation, random data, the dynamic loader) is left out of the shares. Each
-# share is of the samples in the whole run, warm-up steps included (2 by default, against the timed ones).
+# perf records the timed steps alone: it starts with its events off, and minigrad-train-step turns them on
+# after the set-up and the warm-up steps and off after the timed ones (--perf-control, through two FIFOs).
+# Warm-up steps touch fresh memory, whose page faults took up to a third of a whole run's samples on a
+# Zen 5, against a few faults a step after it.
 #
 #   bench/profile-step.sh [--configs "A B C S"] [--threads "1 2"] [--steps N | --steps "A=15 C=3"]
 #
@@ -99,8 +101,13 @@ echo "$rule |"
 for c in $configs; do
   for t in $thread_counts; do
     data=$out/$c-$t.data
-    line=$(MINIGRAD_NUM_THREADS=$t OMP_NUM_THREADS=$t perf record -q -e cpu-clock -o "$data" \
-      "$bin" --config "$c" --steps "${steps[$c]}" --threads "$t" 2>/dev/null | grep '^result ')
+    rm -f "$out/control" "$out/ack" && mkfifo "$out/control" "$out/ack"
+    exec {control_fd}<>"$out/control" {ack_fd}<>"$out/ack"  # held open read-write: no open() blocks
+    line=$(MINIGRAD_NUM_THREADS=$t OMP_NUM_THREADS=$t perf record -q -e cpu-clock -D -1 \
+      --control "fd:$control_fd,$ack_fd" -o "$data" \
+      "$bin" --config "$c" --steps "${steps[$c]}" --threads "$t" --perf-control "$out/control,$out/ack" \
+      2>/dev/null | grep '^result ')
+    exec {control_fd}>&- {ack_fd}>&-
     ms=$(sed -nE 's/.* ms_per_step=([^ ]*).*/\1/p' <<<"$line")
     shares=$(perf report -i "$data" --no-children --sort dso,sym --stdio -q -t '|' 2>/dev/null | categorize)
     echo "| $(short_machine) | $c | $t | $ms | $shares |"

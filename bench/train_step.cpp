@@ -14,7 +14,10 @@
 // `--sgemm-peak` instead times a raw cblas_sgemm on square matrices, the reference for the matmul rate.
 #include <cblas.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -164,8 +167,45 @@ std::string blas_kernels() {
   return core_name ? core_name() : "unknown";
 }
 
+// Turns the samples of a `perf record -D -1 --control ...` (bench/profile-step.sh) on for the timed steps
+// and off after them, so that a profile leaves out the set-up and the warm-up steps: their first touches
+// of fresh memory took up to a third of the samples on a Zen 5. `fifos` is "CONTROL,ACK", the two FIFOs
+// perf listens and answers on; empty, nothing is done. perf answers each command with "ack"; without an
+// answer within 5 s the run goes on, with a warning.
+class PerfControl {
+ public:
+  explicit PerfControl(const std::string& fifos) {
+    if (fifos.empty()) return;
+    const size_t comma = fifos.find(',');
+    if (comma == std::string::npos) throw std::runtime_error("--perf-control takes CONTROL,ACK");
+    control_ = open(fifos.substr(0, comma).c_str(), O_WRONLY | O_CLOEXEC);
+    ack_ = open(fifos.substr(comma + 1).c_str(), O_RDONLY | O_CLOEXEC);
+    if (control_ < 0 || ack_ < 0) throw std::runtime_error("--perf-control: cannot open the FIFOs " + fifos);
+  }
+  ~PerfControl() {
+    if (control_ >= 0) close(control_);
+    if (ack_ >= 0) close(ack_);
+  }
+  PerfControl(const PerfControl&) = delete;
+  PerfControl& operator=(const PerfControl&) = delete;
+
+  void send(const std::string& command) const {
+    if (control_ < 0) return;
+    const std::string line = command + "\n";
+    pollfd answer{ack_, POLLIN, 0};
+    char buffer[16];
+    if (write(control_, line.data(), line.size()) != ssize_t(line.size()) || poll(&answer, 1, 5000) != 1 ||
+        read(ack_, buffer, sizeof buffer) <= 0) {
+      std::fprintf(stderr, "warning: perf did not acknowledge '%s'\n", command.c_str());
+    }
+  }
+
+ private:
+  int control_ = -1, ack_ = -1;
+};
+
 void run_train_steps(const std::string& name, const Config& c, int steps, int warmup, uint64_t seed,
-                     AttentionKernel kernel) {
+                     AttentionKernel kernel, const PerfControl& perf) {
   manual_seed(seed);  // initial weights and dropout masks
   EncoderClassifier model(c);
   nn::set_attention_kernel(model, kernel);
@@ -188,6 +228,7 @@ void run_train_steps(const std::string& name, const Config& c, int steps, int wa
     if (i == 0) loss0 = loss;
   }
   std::vector<double> seconds;
+  perf.send("enable");
   const rusage before = usage();
   for (int i = 0; i < steps; ++i) {
     const auto t0 = bench::Clock::now();
@@ -196,6 +237,7 @@ void run_train_steps(const std::string& name, const Config& c, int steps, int wa
     if (warmup == 0 && i == 0) loss0 = loss;
   }
   const rusage after = usage();
+  perf.send("disable");
 
   double mean = 0;
   for (double s : seconds) mean += s / double(steps);
@@ -249,7 +291,7 @@ int main(int argc, char** argv) {
   int steps = 10, warmup = 2, threads = 0;
   uint64_t seed = 0;
   bool sgemm_peak = false;
-  std::string attention = "fused";
+  std::string attention = "fused", perf_control;
   app.add_option("--config", config,
                  "A (128,4,512,2,128,32), B (64,4,256,2,64,16), C (256,8,1024,2,256,32), "
                  "S (64,2,128,1,512,64): (d, heads, ffn, layers, seq, batch)")
@@ -270,6 +312,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--sgemm-peak", sgemm_peak,
                "Time raw cblas_sgemm (square 512, 1024, 2048) instead; print the best");
+  app.add_option("--perf-control", perf_control,
+                 "CONTROL,ACK: the FIFOs of a perf record started with -D -1 --control; its samples are then "
+                 "of the timed steps alone (bench/profile-step.sh)");
   CLI11_PARSE(app, argc, argv);
 
   if (threads > 0) set_num_threads(threads);
@@ -277,7 +322,8 @@ int main(int argc, char** argv) {
     run_sgemm_peak();
   } else {
     run_train_steps(config, kConfigs.at(config), steps, warmup, seed,
-                    attention == "fused" ? AttentionKernel::Fused : AttentionKernel::Composed);
+                    attention == "fused" ? AttentionKernel::Fused : AttentionKernel::Composed,
+                    PerfControl(perf_control));
   }
   return 0;
 }
