@@ -13,15 +13,16 @@
 //
 // `--sgemm-peak` instead times a raw cblas_sgemm on square matrices, the reference for the matmul rate.
 #include <cblas.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -160,27 +161,31 @@ std::string loaded_blas() {
 // The kernels OpenBLAS runs (its core name: Haswell, SkylakeX, Cooperlake, ...): its own choice for the
 // CPU unless OPENBLAS_CORETYPE names one. On a Zen 5, a step took 1.4 to 1.8 times as long with Haswell's
 // AVX2 kernels as with the AVX-512 ones OpenBLAS picks (docs/performance.md, "OpenBLAS's kernels").
-// Looked up at run time, so that another BLAS gives "unknown" instead of a link error.
 std::string blas_kernels() {
-  using CoreName = char* (*)();
-  const auto core_name = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  return core_name ? core_name() : "unknown";
+  return openblas_get_corename();
 }
 
 // Turns the samples of a `perf record -D -1 --control ...` (bench/profile-step.sh) on for the timed steps
 // and off after them, so that a profile leaves out the set-up and the warm-up steps: their first touches
 // of fresh memory took up to a third of the samples on a Zen 5. `fifos` is "CONTROL,ACK", the two FIFOs
 // perf listens and answers on; empty, nothing is done. perf answers each command with "ack"; without an
-// answer within 5 s the run goes on, with a warning.
+// answer within 5 s the run goes on, with a warning. Opened without blocking: a control FIFO that nobody
+// reads is refused (ENXIO) instead of hanging the run.
 class PerfControl {
  public:
   explicit PerfControl(const std::string& fifos) {
     if (fifos.empty()) return;
     const size_t comma = fifos.find(',');
-    if (comma == std::string::npos) throw std::runtime_error("--perf-control takes CONTROL,ACK");
-    control_ = open(fifos.substr(0, comma).c_str(), O_WRONLY | O_CLOEXEC);
-    ack_ = open(fifos.substr(comma + 1).c_str(), O_RDONLY | O_CLOEXEC);
-    if (control_ < 0 || ack_ < 0) throw std::runtime_error("--perf-control: cannot open the FIFOs " + fifos);
+    if (comma == std::string::npos)
+      throw std::runtime_error("--perf-control takes CONTROL,ACK, got " + fifos);
+    const std::string control = fifos.substr(0, comma), ack = fifos.substr(comma + 1);
+    control_ = open(control.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (control_ < 0) throw std::runtime_error("--perf-control: " + control + ": " + std::strerror(errno));
+    ack_ = open(ack.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (ack_ < 0) {
+      close(control_);
+      throw std::runtime_error("--perf-control: " + ack + ": " + std::strerror(errno));
+    }
   }
   ~PerfControl() {
     if (control_ >= 0) close(control_);
@@ -320,10 +325,15 @@ int main(int argc, char** argv) {
   if (threads > 0) set_num_threads(threads);
   if (sgemm_peak) {
     run_sgemm_peak();
-  } else {
+    return 0;
+  }
+  try {
+    const PerfControl perf(perf_control);
     run_train_steps(config, kConfigs.at(config), steps, warmup, seed,
-                    attention == "fused" ? AttentionKernel::Fused : AttentionKernel::Composed,
-                    PerfControl(perf_control));
+                    attention == "fused" ? AttentionKernel::Fused : AttentionKernel::Composed, perf);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
   }
   return 0;
 }

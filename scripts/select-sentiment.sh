@@ -33,7 +33,8 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p out/selection
 
-# The options in force before the search (Config's defaults) and the candidates of each step.
+# The options in force before the search (Config's defaults then; Config now holds its outcome) and the
+# candidates of each step.
 declare -A chosen=([embedding-std]=0.05 [heads]=2 [positions]=sinusoids)
 order=(embedding-std heads positions)
 declare -A candidates=([embedding-std]="0.02 0.05 0.1 1" [heads]="1 2 4" [positions]="sinusoids learned")
