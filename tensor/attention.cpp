@@ -279,8 +279,10 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
     const std::optional<Matrices<T>> dV = needs[2] ? std::optional(Matrices<T>(grads.v)) : std::nullopt;
     const int64_t block = rows_per_block(s.n_q, s.n_k, sizeof(T));
     parallel_for(s.groups, 2 * s.n_q * s.n_k * (s.d + s.d_v), [&](int64_t begin, int64_t end) {
-      std::vector<T> dropped(needs[2] && dropout > 0 ? block * s.n_k : 0);  // Pd for this block
-      std::vector<T> dS(scores_needed ? block * s.n_k : 0);                 // dPd, then dP, then dS
+      // This block's dropout factors, generated once for both their uses (Pd and dP), and Pd.
+      std::vector<T> factors(dropout > 0 ? block * s.n_k : 0);
+      std::vector<T> dropped(needs[2] && dropout > 0 ? block * s.n_k : 0);
+      std::vector<T> dS(scores_needed ? block * s.n_k : 0);  // dPd, then dP, then dS
       for (int64_t g = begin; g < end; ++g) {
         for (int64_t i0 = 0; i0 < s.n_q; i0 += block) {
           const int64_t rows = std::min(block, s.n_q - i0);
@@ -289,11 +291,15 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
           const T* dO_block = dO.group(g) + i0 * dO.row_stride;
           const T* Q_block = Q.group(g) + i0 * Q.row_stride;
           const T accumulate = i0 == 0 ? T(0) : T(1);  // dK and dV sum over the blocks of queries
-          if (needs[2]) {                              // dV += Pdᵀ·dO
+          const T* F = factors.data();
+          if (dropout > 0) drop.factors(factors.data(), first, rows * s.n_k);
+          if (needs[2]) {  // dV += Pdᵀ·dO
             const T* Pd = P;
             if (dropout > 0) {
-              drop.apply(P, dropped.data(), first, rows * s.n_k);
-              Pd = dropped.data();
+              T* pd = dropped.data();
+#pragma omp simd
+              for (int64_t j = 0; j < rows * s.n_k; ++j) pd[j] = P[j] * F[j];
+              Pd = pd;
             }
             gemm(true, false, s.n_k, s.d_v, rows, T(1), Pd, s.n_k, dO_block, dO.row_stride, accumulate,
                  dV->group(g), dV->row_stride);
@@ -303,7 +309,10 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
           // dPd = dO·Vᵀ, then dP = dropout(dPd) with the forward's mask
           gemm(false, true, rows, s.n_k, s.d_v, T(1), dO_block, dO.row_stride, V.group(g), V.row_stride, T(0),
                D, s.n_k);
-          if (dropout > 0) drop.apply(D, D, first, rows * s.n_k);
+          if (dropout > 0) {
+#pragma omp simd
+            for (int64_t j = 0; j < rows * s.n_k; ++j) D[j] *= F[j];
+          }
           // softmax's backward per row: dS = P ⊙ (dP - Σ dP ⊙ P)
           for (int64_t r = 0; r < rows; ++r) {
             const T* p = P + r * s.n_k;

@@ -7,15 +7,17 @@
 //   forward                                    backward (given dO, and the weights P kept by the forward)
 //   S  = scale · Q·Kᵀ        (rows × n_k)      dV += Pdᵀ·dO
 //   S  = -inf where masked                     dPd = dO·Vᵀ
-//   P  = softmax(S) per row  (kept)            dP  = dropout(dPd)       (the same mask, regenerated)
+//   P  = softmax(S) per row  (kept)            dP  = dropout(dPd)       (the same mask)
 //   Pd = dropout(P)          (a scratch block) dS  = P ⊙ (dP - rowsum(dP ⊙ P))
 //   O  = Pd·V                                  dQ  = scale · dS·K,  dK += scale · dSᵀ·Q
 //
 // The n_q × n_k scores are worked on one block of query rows at a time, sized to stay in the L2 cache;
 // each block holds whole rows of keys, so the softmax needs no running (online) maximum. The masks are
 // applied from their descriptions (lengths, a key padding row, causality), never built as a tensor, and
-// the dropout mask is regenerated from its seed (DropoutMask), never stored. Groups run in parallel, one
-// thread each, with single-threaded BLAS calls inside.
+// the dropout mask is regenerated from its seed (DropoutMask), never stored: the backward makes a block's
+// factors once and uses them twice, for Pd and dP (on the S configuration of bench/train-step.sh, whose
+// weights are 512 × 512 per head, regenerating the mask for each use had taken 10% of a step). Groups run
+// in parallel, one thread each, with single-threaded BLAS calls inside.
 #pragma once
 
 #include "minigrad/tensor/tensor.h"

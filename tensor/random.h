@@ -64,9 +64,10 @@ inline uint64_t counter_bits(uint64_t seed, uint64_t counter) {
 
 // Inverted dropout's scale factors in one pass over counter-based bits: element i (in row-major order)
 // is kept when 32 random bits (half of counter_bits(seed, i / 2)) are at or above p·2³², and a kept
-// element is multiplied by 1/(1 - p), a dropped one by 0. Computes dst[i] = src[i] · factor(i) for
-// i in [first, first + n): the same factors for the same seed and element index, whatever the caller's
-// blocking. dst may be src.
+// element is multiplied by 1/(1 - p), a dropped one by 0. apply computes dst[i] = src[i] · factor(i) for
+// i in [first, first + n), and factors writes the factors themselves, for a caller that uses one mask
+// twice: the same factors for the same seed and element index, whatever the caller's blocking. dst may
+// be src.
 struct DropoutMask {
   DropoutMask(double p, uint64_t seed)
       : seed(seed),
@@ -76,26 +77,11 @@ struct DropoutMask {
 
   template <typename T>
   void apply(const T* src, T* dst, int64_t first, int64_t n) const {
-    const T kept = static_cast<T>(scale);
-    int64_t i = first;
-    const int64_t end = first + n;
-    if (i < end && (i & 1)) {  // an odd start: the second half of a pair
-      dst[i - first] = src[i - first] * factor<T>(i, kept);
-      ++i;
-    }
-    // Whole pairs: one 64-bit draw for two elements (the loop the compiler vectorizes).
-    const int64_t pairs = (end - i) / 2;
-    const T* s = src + (i - first);
-    T* d = dst + (i - first);
-    const uint64_t pair0 = static_cast<uint64_t>(i) / 2;
-    for (int64_t j = 0; j < pairs; ++j) {
-      const uint64_t bits = counter_bits(seed, pair0 + j);
-      d[2 * j] = s[2 * j] * (!drop_all && static_cast<uint32_t>(bits) >= threshold ? kept : T(0));
-      d[2 * j + 1] =
-          s[2 * j + 1] * (!drop_all && static_cast<uint32_t>(bits >> 32) >= threshold ? kept : T(0));
-    }
-    i += 2 * pairs;
-    if (i < end) dst[i - first] = src[i - first] * factor<T>(i, kept);
+    for_each_factor<T>(first, n, [&](int64_t i, T factor) { dst[i] = src[i] * factor; });
+  }
+  template <typename T>
+  void factors(T* dst, int64_t first, int64_t n) const {
+    for_each_factor<T>(first, n, [&](int64_t i, T factor) { dst[i] = factor; });
   }
 
   uint64_t seed;
@@ -104,6 +90,27 @@ struct DropoutMask {
   bool drop_all;
 
  private:
+  // Calls out(i - first, factor(i)) for i in [first, first + n).
+  template <typename T, typename Out>
+  void for_each_factor(int64_t first, int64_t n, Out out) const {
+    const T kept = static_cast<T>(scale);
+    int64_t i = first;
+    const int64_t end = first + n;
+    if (i < end && (i & 1)) {  // an odd start: the second half of a pair
+      out(0, factor<T>(i, kept));
+      ++i;
+    }
+    // Whole pairs: one 64-bit draw for two elements (the loop the compiler vectorizes).
+    const int64_t pairs = (end - i) / 2, offset = i - first;
+    const uint64_t pair0 = static_cast<uint64_t>(i) / 2;
+    for (int64_t j = 0; j < pairs; ++j) {
+      const uint64_t bits = counter_bits(seed, pair0 + j);
+      out(offset + 2 * j, !drop_all && static_cast<uint32_t>(bits) >= threshold ? kept : T(0));
+      out(offset + 2 * j + 1, !drop_all && static_cast<uint32_t>(bits >> 32) >= threshold ? kept : T(0));
+    }
+    i += 2 * pairs;
+    if (i < end) out(i - first, factor<T>(i, kept));
+  }
   template <typename T>
   T factor(int64_t i, T kept) const {
     const uint64_t bits = counter_bits(seed, static_cast<uint64_t>(i) / 2);

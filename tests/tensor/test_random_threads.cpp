@@ -60,6 +60,10 @@ BOOST_AUTO_TEST_CASE(dropout_masks_depend_on_the_seed_and_index_only) {
   std::vector<float> row(257, 1.0f);
   mask.apply(row.data(), row.data(), 3 * 257, 257);
   for (int j = 0; j < 257; ++j) BOOST_REQUIRE(row[j] == one[3 * 257 + j]);
+  // factors writes the factors themselves (what apply multiplies by), from any first index too.
+  std::vector<float> factors(257);
+  mask.factors(factors.data(), 3 * 257, 257);
+  for (int j = 0; j < 257; ++j) BOOST_REQUIRE(factors[j] == one[3 * 257 + j]);
   // The kept fraction and the scale, and the exact float64 thresholds p = 0 and p = 1.
   size_t kept = 0;
   for (double v : one) {
