@@ -45,20 +45,23 @@ void layer_norm_backward_rows(const T* g, const T* x, const T* w, const T* mean,
         const T* gr = g + r * d;
         const T* xr = x + r * d;
         T* dxr = dx + r * d;
-        // mean(ĝ) and mean(ĝ·x̂) over the row
+        const T mu = mean[r], rs = rstd[r];
+        // mean(ĝ) and mean(ĝ·x̂) over the row (sums in any order, as the forward's: vectorized)
         T mean_g = 0, mean_gx = 0;
+#pragma omp simd reduction(+ : mean_g, mean_gx)
         for (int64_t i = 0; i < d; ++i) {
-          const T xhat = (xr[i] - mean[r]) * rstd[r];
+          const T xhat = (xr[i] - mu) * rs;
           const T ghat = w ? gr[i] * w[i] : gr[i];
           mean_g += ghat;
           mean_gx += ghat * xhat;
         }
         mean_g /= T(d);
         mean_gx /= T(d);
+#pragma omp simd
         for (int64_t i = 0; i < d; ++i) {
-          const T xhat = (xr[i] - mean[r]) * rstd[r];
+          const T xhat = (xr[i] - mu) * rs;
           const T ghat = w ? gr[i] * w[i] : gr[i];
-          dxr[i] = rstd[r] * (ghat - mean_g - xhat * mean_gx);
+          dxr[i] = rs * (ghat - mean_g - xhat * mean_gx);
         }
       }
     });
