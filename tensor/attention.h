@@ -16,8 +16,8 @@
 // applied from their descriptions (lengths, a key padding row, causality), never built as a tensor, and
 // the dropout mask is regenerated from its seed (DropoutMask), never stored: the backward makes a block's
 // factors once and uses them twice, for Pd and dP (on the S configuration of bench/train-step.sh, whose
-// weights are 512 × 512 per head, attention's share of a step fell from 21% to 17% with it). Groups run in
-// parallel, one thread each, with single-threaded BLAS calls inside.
+// weights are 512 × 512 per head, attention's share of a step fell from about 21% to 17–18% with it).
+// Groups run in parallel, one thread each, with single-threaded BLAS calls inside.
 #pragma once
 
 #include "minigrad/tensor/tensor.h"

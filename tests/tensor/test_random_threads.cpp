@@ -60,10 +60,17 @@ BOOST_AUTO_TEST_CASE(dropout_masks_depend_on_the_seed_and_index_only) {
   std::vector<float> row(257, 1.0f);
   mask.apply(row.data(), row.data(), 3 * 257, 257);
   for (int j = 0; j < 257; ++j) BOOST_REQUIRE(row[j] == one[3 * 257 + j]);
-  // factors writes the factors themselves (what apply multiplies by), from any first index too.
-  std::vector<float> factors(257);
-  mask.factors(factors.data(), 3 * 257, 257);
-  for (int j = 0; j < 257; ++j) BOOST_REQUIRE(factors[j] == one[3 * 257 + j]);
+  // factors writes the factors themselves (what apply multiplies by). Both from an odd first index (a
+  // half pair first, whole pairs after) and from an even one (whole pairs, then a half pair at the end).
+  for (const int64_t first : {3 * 257, 2 * 257}) {
+    std::vector<float> factors(257), applied(257, 1.0f);
+    mask.factors(factors.data(), first, 257);
+    mask.apply(applied.data(), applied.data(), first, 257);
+    for (int j = 0; j < 257; ++j) {
+      BOOST_REQUIRE(factors[j] == one[first + j]);
+      BOOST_REQUIRE(applied[j] == one[first + j]);
+    }
+  }
   // The kept fraction and the scale, and the exact float64 thresholds p = 0 and p = 1.
   size_t kept = 0;
   for (double v : one) {
