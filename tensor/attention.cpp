@@ -283,6 +283,7 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
       std::vector<T> factors(dropout > 0 ? block * s.n_k : 0);
       std::vector<T> dropped(needs[2] && dropout > 0 ? block * s.n_k : 0);
       std::vector<T> dS(scores_needed ? block * s.n_k : 0);  // dPd, then dP, then dS
+      const T* F = factors.data();
       for (int64_t g = begin; g < end; ++g) {
         for (int64_t i0 = 0; i0 < s.n_q; i0 += block) {
           const int64_t rows = std::min(block, s.n_q - i0);
@@ -291,7 +292,6 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
           const T* dO_block = dO.group(g) + i0 * dO.row_stride;
           const T* Q_block = Q.group(g) + i0 * Q.row_stride;
           const T accumulate = i0 == 0 ? T(0) : T(1);  // dK and dV sum over the blocks of queries
-          const T* F = factors.data();
           if (dropout > 0) drop.factors(factors.data(), first, rows * s.n_k);
           if (needs[2]) {  // dV += Pdᵀ·dO
             const T* Pd = P;
