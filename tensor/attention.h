@@ -17,9 +17,9 @@
 // the dropout mask is regenerated from its seed (DropoutMask), never stored: the backward makes a block's
 // factors once and uses them twice, for Pd and dP (on the S configuration of bench/train-step.sh, whose
 // weights are 512 × 512 per head, attention's share of a step fell from about 21% to 17–18% with it).
-// The weights themselves are kept for the backward: making them again there instead, as FlashAttention
-// does, made S's step 8–12% slower (another product Q·Kᵀ and softmax cost more than reading 128 MB back;
-// docs/performance.md, History).
+// The weights themselves are kept for the backward: making them again there instead (the product Q·Kᵀ,
+// the mask and the softmax run a second time), as FlashAttention does, made S's step 7–12% slower; the
+// product and the exponentials cost more than reading 128 MB back (docs/performance.md, History).
 // Groups run in parallel, one thread each, with single-threaded BLAS calls inside.
 #pragma once
 

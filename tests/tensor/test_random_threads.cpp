@@ -99,19 +99,6 @@ BOOST_AUTO_TEST_CASE(the_thread_setting_changes_nothing_but_speed) {
   set_num_threads(before);
 }
 
-BOOST_AUTO_TEST_CASE(zeros_clears_every_byte_of_a_recycled_buffer_on_two_threads) {
-  // Large buffers are recycled (tensor/storage.cpp), so the zeros below get the ones' bytes back; their
-  // size (2.4 MB, not a whole number of 4 KB pieces) gives each thread a share and the last piece a part.
-  const int before = num_threads();
-  set_num_threads(2);
-  for (int64_t n : {300001, 7}) {
-    { const Tensor ones = Tensor::ones({n}, DType::Float64); }
-    const std::vector<double> zeros = Tensor::zeros({n}, DType::Float64).to_vector();
-    BOOST_TEST(std::count(zeros.begin(), zeros.end(), 0.0) == n);
-  }
-  set_num_threads(before);
-}
-
 BOOST_AUTO_TEST_CASE(multinomial_draws_in_proportion_to_the_weights) {
   // 30,000 draws from weights [1, 0, 2, 7]: the category 1 of weight 0 never; the others at 0.1, 0.2 and
   // 0.7, within 0.015 (more than 4 standard deviations).

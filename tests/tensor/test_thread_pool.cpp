@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "minigrad/tensor/tensor.h"
 #include "minigrad/tensor/threads.h"
 
 using namespace minigrad;
@@ -207,6 +208,24 @@ BOOST_AUTO_TEST_CASE(dynamic_threads_run_a_region_on_the_caller_while_every_core
   BOOST_TEST(wrong_runs == 0);
   BOOST_TEST(regions_after_warmup > 10);
   BOOST_TEST(on_the_caller == regions_after_warmup);
+}
+
+BOOST_AUTO_TEST_CASE(zeros_shares_a_large_buffer_and_clears_every_byte) {
+  // Tensor::zeros splits a buffer of 256 KB or more between the threads. 300,001 float64 (2.4 MB, not a
+  // whole number of its 4 KB pieces) get the ones' recycled buffer back (tensor/storage.cpp keeps buffers
+  // of 1 MB and more), so a byte left out keeps a 1.0's; 7 and 0 elements take the one-thread path.
+  const ThreadCount two(2);
+  for (int64_t n : {300001, 7, 0}) {
+    const void* old_bytes = nullptr;
+    {
+      const Tensor ones = Tensor::ones({n}, DType::Float64);
+      old_bytes = ones.storage()->data();
+    }
+    const Tensor zeros = Tensor::zeros({n}, DType::Float64);
+    if (n == 300001) BOOST_REQUIRE(zeros.storage()->data() == old_bytes);
+    const std::vector<double> values = zeros.to_vector();
+    BOOST_TEST(std::count(values.begin(), values.end(), 0.0) == n);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
