@@ -211,7 +211,7 @@ BOOST_AUTO_TEST_CASE(dynamic_threads_run_a_region_on_the_caller_while_every_core
 }
 
 BOOST_AUTO_TEST_CASE(zeros_shares_a_large_buffer_and_clears_every_byte) {
-  // Tensor::zeros splits a buffer of 256 KB or more between the threads. 300,001 float64 (2.4 MB, not a
+  // Tensor::zeros splits a buffer of 1 MB or more between the threads. 300,001 float64 (2.4 MB, not a
   // whole number of its 4 KB pieces) get the ones' recycled buffer back (tensor/storage.cpp keeps buffers
   // of 1 MB and more), so a byte left out keeps a 1.0's; 7 and 0 elements take the one-thread path.
   const ThreadCount two(2);
