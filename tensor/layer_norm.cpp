@@ -1,5 +1,6 @@
 #include "minigrad/tensor/layer_norm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -67,22 +68,29 @@ void layer_norm_backward_rows(const T* g, const T* x, const T* w, const T* mean,
     });
   }
   if (dw || db) {
-    // Column sums over all rows; threads take disjoint columns, so no two write the same sum.
-    parallel_for(d, rows, [&](int64_t begin, int64_t end) {
-      std::vector<double> sum_w(end - begin, 0.0), sum_b(end - begin, 0.0);
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* gr = g + r * d;
-        const T* xr = x + r * d;
-        for (int64_t i = begin; i < end; ++i) {
-          sum_w[i - begin] += gr[i] * (xr[i] - mean[r]) * rstd[r];
-          sum_b[i - begin] += gr[i];
+    // Column sums over all rows, in blocks of rows (rows_per_sum_block): each block's sums on one thread,
+    // then the blocks' sums added in order, so that the result does not depend on the thread count.
+    const int64_t block = rows_per_sum_block(d);
+    const int64_t blocks = (rows + block - 1) / block;
+    std::vector<double> sums_w(static_cast<size_t>(blocks * d)), sums_b(static_cast<size_t>(blocks * d));
+    parallel_for(blocks, block * d, [&](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) {
+        double* sum_w = &sums_w[static_cast<size_t>(k * d)];
+        double* sum_b = &sums_b[static_cast<size_t>(k * d)];
+        for (int64_t r = k * block; r < std::min(rows, (k + 1) * block); ++r) {
+          const T* gr = g + r * d;
+          const T* xr = x + r * d;
+          const T mu = mean[r], rs = rstd[r];
+#pragma omp simd
+          for (int64_t i = 0; i < d; ++i) {
+            sum_w[i] += gr[i] * (xr[i] - mu) * rs;
+            sum_b[i] += gr[i];
+          }
         }
       }
-      for (int64_t i = begin; i < end; ++i) {
-        if (dw) dw[i] = T(sum_w[i - begin]);
-        if (db) db[i] = T(sum_b[i - begin]);
-      }
     });
+    if (dw) add_block_sums(sums_w.data(), dw, 1, blocks, d);
+    if (db) add_block_sums(sums_b.data(), db, 1, blocks, d);
   }
 }
 

@@ -3,6 +3,8 @@
 // instead of holding a core, and with dynamic threads a region on a busy machine runs on the caller.
 // scripts/test.sh also runs it under ThreadSanitizer.
 //
+// Column sums split by blocks of rows give the same bits on any thread count.
+//
 // Dynamic threads are off here except where a test turns them on: other tests run beside this one, and
 // the pool's behaviour must not depend on them.
 #define BOOST_TEST_MODULE minigrad thread pool
@@ -12,6 +14,9 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <set>
@@ -19,6 +24,9 @@
 #include <thread>
 #include <vector>
 
+#include "minigrad/tensor/layer_norm.h"
+#include "minigrad/tensor/random.h"
+#include "minigrad/tensor/reduce.h"
 #include "minigrad/tensor/tensor.h"
 #include "minigrad/tensor/threads.h"
 
@@ -226,6 +234,88 @@ BOOST_AUTO_TEST_CASE(zeros_shares_a_large_buffer_and_clears_every_byte) {
     const std::vector<double> values = zeros.to_vector();
     BOOST_TEST(std::count(values.begin(), values.end(), 0.0) == n);
   }
+}
+
+// Column sums over many rows (tensor/reduce.cpp's sum, layer norm's weight and bias gradients) are split
+// between threads by blocks of rows whose size depends on the row's length alone, so they come out
+// bit-identical on 1, 2 and 3 threads (in float64, where another order of the sum would move the last
+// bits), and equal to the plain sum up to rounding. The
+// shapes end in a partial block and a partial group of four rows; (2, 1999, 48) sums over its middle
+// dimension; (7, 5000), wider than the blocked path takes, sums by ranges of columns. A NaN in one row
+// makes its own column NaN and no other.
+BOOST_AUTO_TEST_CASE(column_sums_are_the_same_on_any_thread_count) {
+  struct Case {
+    Shape shape;
+    int dim;
+  };
+  const Case cases[] = {{{3001, 64}, 0}, {{2, 1999, 48}, 1}, {{7, 5000}, 0}};
+  for (const Case& c : cases) {
+    Generator g(3);
+    Tensor x = Tensor::normal(c.shape, 1, 1, DType::Float64, &g);
+    const int64_t inner = c.dim == 0 ? c.shape[1] : c.shape[2];
+    x.data_ptr<double>()[5 * inner + 2] = std::numeric_limits<double>::quiet_NaN();  // row 5, column 2
+    std::vector<std::vector<double>> sums;
+    for (const int threads : {1, 2, 3}) {
+      const ThreadCount count(threads);
+      sums.push_back(sum(x, {c.dim}).to_vector());
+    }
+    BOOST_TEST(std::equal(sums[0].begin(), sums[0].end(), sums[1].begin(),
+                          [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }));
+    BOOST_TEST(std::equal(sums[0].begin(), sums[0].end(), sums[2].begin(),
+                          [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }));
+    // The plain sum in float64, column by column.
+    const int64_t outer = c.dim == 0 ? 1 : c.shape[0], size = c.shape[c.dim];
+    const double* v = x.data_ptr<const double>();
+    int64_t wrong = 0, nans = 0;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        double expected = 0;
+        for (int64_t k = 0; k < size; ++k) expected += v[(o * size + k) * inner + i];
+        const double got = sums[1][size_t(o * inner + i)];
+        if (std::isnan(expected)) {
+          nans += std::isnan(got) ? 1 : 0;
+        } else if (!(std::abs(got - expected) <= 1e-12 * (std::abs(expected) + double(size)))) {
+          ++wrong;
+        }
+      }
+    }
+    BOOST_TEST(wrong == 0, c.shape.str() << ": " << wrong << " sums differ from the plain sum");
+    BOOST_TEST(nans == 1, c.shape.str() << ": " << nans << " NaN sums where the one NaN should make one");
+  }
+
+  // Layer norm's backward: dweight = Σ g·x̂ and dbias = Σ g over the rows.
+  Generator g(4);
+  const Tensor x = Tensor::normal({3001, 48}, 0, 1, DType::Float64, &g);
+  const Tensor grad = Tensor::normal({3001, 48}, 0, 1, DType::Float64, &g);
+  const Tensor weight = Tensor::normal({48}, 1, 0.1, DType::Float64, &g);
+  const Tensor bias = Tensor::normal({48}, 0, 0.1, DType::Float64, &g);
+  const LayerNormForward forward = layer_norm_forward(x, weight, bias, 1e-5);
+  std::vector<std::vector<double>> dweights, dbiases;
+  for (const int threads : {1, 2, 3}) {
+    const ThreadCount count(threads);
+    const LayerNormGradients grads =
+        layer_norm_backward(grad, x, weight, forward.mean, forward.rstd, {true, true, true});
+    dweights.push_back(grads.weight.to_vector());
+    dbiases.push_back(grads.bias.to_vector());
+  }
+  BOOST_TEST(dweights[0] == dweights[1]);
+  BOOST_TEST(dweights[0] == dweights[2]);
+  BOOST_TEST(dbiases[0] == dbiases[1]);
+  BOOST_TEST(dbiases[0] == dbiases[2]);
+  const double* xs = x.data_ptr<const double>();
+  const double* gs = grad.data_ptr<const double>();
+  const double* mean = forward.mean.data_ptr<const double>();
+  const double* rstd = forward.rstd.data_ptr<const double>();
+  double worst = 0;
+  for (int64_t i = 0; i < 48; ++i) {
+    double dw = 0, db = 0;
+    for (int64_t r = 0; r < 3001; ++r) {
+      dw += gs[r * 48 + i] * (xs[r * 48 + i] - mean[r]) * rstd[r];
+      db += gs[r * 48 + i];
+    }
+    worst = std::max({worst, std::abs(dweights[1][size_t(i)] - dw), std::abs(dbiases[1][size_t(i)] - db)});
+  }
+  BOOST_TEST(worst < 1e-10);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
