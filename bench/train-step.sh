@@ -8,8 +8,10 @@
 #   A (128,4,512,2,128,32)   B (64,4,256,2,64,16)   C (256,8,1024,2,256,32)   S (64,2,128,1,512,64)
 #
 # For each round, configuration and thread count it runs, as separate processes: a raw-sgemm peak (the
-# reference for the matmul rate), minigrad, PyTorch, and PyTorch with glibc's malloc set up as minigrad's
-# (mallopt, tensor/storage.cpp), swapping the order of minigrad and PyTorch from one round to the next.
+# reference for the matmul rate), minigrad's products alone (the step's matrix products with nothing else:
+# the highest share of the peak its step can reach), minigrad, PyTorch, and PyTorch with glibc's malloc set
+# up as minigrad's (mallopt, tensor/storage.cpp), swapping the order of minigrad and PyTorch from one round
+# to the next.
 # PyTorch gets minigrad's OpenBLAS build (OpenMP) through LD_LIBRARY_PATH. The table gives medians over
 # the rounds of each run's median step time.
 #
@@ -119,6 +121,8 @@ for round in $(seq 1 "$rounds"); do
       args=(--config "$c" --steps "${steps[$c]}" --warmup "$warmup" --threads "$t")
       line=$(run "$round" "$c" "${threads_env[@]}" "$bin" --sgemm-peak --threads "$t")
       summary="round $round/$rounds  $c  $t thread(s):  sgemm $(field gflops "$line") GFLOP/s"
+      line=$(run "$round" "$c" "${threads_env[@]}" "$bin" --config "$c" --products-alone --threads "$t")
+      summary+="  products alone $(field ms_per_step "$line") ms"
       # Odd rounds run minigrad first, even rounds last, so that neither always follows the other.
       order=(minigrad "${torch_variants[@]}")
       [ $((round % 2)) = 0 ] && order=("${torch_variants[@]}" minigrad)
@@ -164,8 +168,9 @@ echo
 cpu="$(short_machine), $kernels"
 echo -n "| CPU (family/model), OpenBLAS kernels | config (d,heads,ffn,layers,seq,batch) | threads | minigrad ms/step | PyTorch ms/step | PyTorch ÷ minigrad "
 echo -n "| PyTorch+mallopt ms/step | PyTorch+mallopt ÷ minigrad | minigrad tokens/s | peak RSS MB minigrad / PyTorch "
-echo "| page faults/step minigrad / PyTorch | matmul GFLOP/s minigrad / PyTorch | % of sgemm peak minigrad / PyTorch | sgemm peak GFLOP/s |"
-echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo -n "| page faults/step minigrad / PyTorch | matmul GFLOP/s minigrad / PyTorch | % of sgemm peak minigrad / PyTorch "
+echo "| % of sgemm peak, minigrad's products alone | sgemm peak GFLOP/s |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for c in $configs; do
   for t in $thread_counts; do
     mg() { stat minigrad "$c" "$t" "$1"; }
@@ -179,6 +184,7 @@ for c in $configs; do
     row+=" | $(fmt "$(mg faults_per_step)" %.0f) / $(fmt "$(pt faults_per_step)" %.0f)"
     row+=" | $(fmt "$(mg matmul_gflops)" %.1f) / $(fmt "$(pt matmul_gflops)" %.1f)"
     row+=" | $(ratio "$(mg matmul_gflops)" "$peak" %.0f%% 100) / $(ratio "$(pt matmul_gflops)" "$peak" %.0f%% 100)"
+    row+=" | $(ratio "$(stat products_alone "$c" "$t" matmul_gflops)" "$peak" %.0f%% 100)"
     echo "$row | $(fmt "$peak" %.1f) |"
   done
 done

@@ -11,7 +11,8 @@
 //
 //   result impl=minigrad config=A threads=1 ... ms_per_step=... tokens_per_s=... peak_rss_mb=... ...
 //
-// `--sgemm-peak` instead times a raw cblas_sgemm on square matrices, the reference for the matmul rate.
+// `--sgemm-peak` instead times a raw cblas_sgemm on square matrices, the reference for the matmul rate;
+// `--products-alone` times the step's matrix products with nothing else, the fastest step they allow.
 #include <cblas.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -262,6 +264,106 @@ void run_train_steps(const std::string& name, const Config& c, int steps, int wa
       loaded_blas().c_str(), blas_kernels().c_str());
 }
 
+// The step's matrix products alone: every product of matmul_flops_per_step, with the shapes, transposes,
+// blocks and split between threads that the step gives them (minigrad's gemm, the fused attention's
+// blocks of queries), on buffers of the step's sizes, and nothing else. Its time is what a step would take
+// if everything but its products cost nothing, so matmul_flops_per_step over it is the highest share of
+// the sgemm peak that a step of this configuration reaches with these products. Printed with the
+// position-wise products (q/k/v/o projections, feed-forward, head) and attention's timed on their own.
+void run_products_alone(const std::string& name, const Config& c) {
+  const int64_t B = c.batch, T = c.seq, d = c.d, f = c.ffn, h = c.heads, head = c.d / c.heads;
+  const int64_t N = B * T, wide = std::max(d, f);
+  Generator g(1);
+  auto filled = [&](Shape shape) { return Tensor::normal(std::move(shape), 0, 0.1, DType::Float32, &g); };
+  // Position-wise operands: inputs and gradients up to (N, max(d, f)), a weight up to (max, max).
+  const Tensor x = filled({N, wide}), dy = filled({N, wide}), w = filled({wide, wide});
+  Tensor y = Tensor::empty({N, wide}), dx = Tensor::empty({N, wide}), dw = Tensor::empty({wide, wide});
+  // Attention's operands, (B, T, h·head) as the projections lay them out, and the kept weights (B·h, T, T).
+  const Tensor q = filled({N, d}), k = filled({N, d}), v = filled({N, d}), dO = filled({N, d});
+  Tensor o = Tensor::empty({N, d}), dq = Tensor::empty({N, d}), dk = Tensor::empty({N, d}),
+         dv = Tensor::empty({N, d}), weights = Tensor::empty({B * h, T, T});
+  const float scale = 1.0f / std::sqrt(float(head));
+  // the fused attention's blocks of queries (tensor/attention.cpp, rows_per_block)
+  const int64_t block = std::clamp<int64_t>(128 * 1024 / (T * int64_t(sizeof(float))), 1, T);
+
+  // y (N, out) = x (N, in)·Wᵀ + y (the bias already there); dx = dy·W; dW = dyᵀ·x
+  auto linear_forward = [&](int64_t rows, int64_t in, int64_t out) {
+    gemm(false, true, rows, out, in, 1.0f, x.data_ptr<const float>(), in, w.data_ptr<const float>(), in, 1.0f,
+         y.data_ptr<float>(), out);
+  };
+  auto linear_backward = [&](int64_t rows, int64_t in, int64_t out) {
+    gemm(false, false, rows, in, out, 1.0f, dy.data_ptr<const float>(), out, w.data_ptr<const float>(), in,
+         0.0f, dx.data_ptr<float>(), in);
+    gemm(true, false, out, in, rows, 1.0f, dy.data_ptr<const float>(), out, x.data_ptr<const float>(), in,
+         0.0f, dw.data_ptr<float>(), in);
+  };
+  // Group gr = (sequence b, head j): its (T, head) matrices start at row b·T, column j·head, rows d apart.
+  auto at = [&](const Tensor& t, int64_t gr) {
+    return t.data_ptr<float>() + (gr / h) * T * d + (gr % h) * head;
+  };
+  auto attention_forward = [&] {
+    parallel_for(B * h, 2 * T * T * head, [&](int64_t begin, int64_t end) {
+      for (int64_t gr = begin; gr < end; ++gr) {
+        for (int64_t i0 = 0; i0 < T; i0 += block) {
+          const int64_t rows = std::min(block, T - i0);
+          float* P = weights.data_ptr<float>() + (gr * T + i0) * T;
+          gemm(false, true, rows, T, head, scale, at(q, gr) + i0 * d, d, at(k, gr), d, 0.0f, P, T);
+          gemm(false, false, rows, head, T, 1.0f, P, T, at(v, gr), d, 0.0f, at(o, gr) + i0 * d, d);
+        }
+      }
+    });
+  };
+  auto attention_backward = [&] {
+    parallel_for(B * h, 4 * T * T * head, [&](int64_t begin, int64_t end) {
+      std::vector<float> dS(size_t(block * T));
+      for (int64_t gr = begin; gr < end; ++gr) {
+        for (int64_t i0 = 0; i0 < T; i0 += block) {
+          const int64_t rows = std::min(block, T - i0);
+          const float* P = weights.data_ptr<const float>() + (gr * T + i0) * T;
+          const float accumulate = i0 == 0 ? 0.0f : 1.0f;
+          gemm(true, false, T, head, rows, 1.0f, P, T, at(dO, gr) + i0 * d, d, accumulate, at(dv, gr), d);
+          gemm(false, true, rows, T, head, 1.0f, at(dO, gr) + i0 * d, d, at(v, gr), d, 0.0f, dS.data(), T);
+          gemm(false, false, rows, head, T, scale, dS.data(), T, at(k, gr), d, 0.0f, at(dq, gr) + i0 * d, d);
+          gemm(true, false, T, head, rows, scale, dS.data(), T, at(q, gr) + i0 * d, d, accumulate, at(dk, gr),
+               d);
+        }
+      }
+    });
+  };
+  auto position_wise = [&] {
+    for (int64_t l = 0; l < c.layers; ++l) {
+      for (int p = 0; p < 4; ++p) linear_forward(N, d, d);  // q, k, v, output
+      linear_forward(N, d, f);
+      linear_forward(N, f, d);
+    }
+    linear_forward(B, d, kClasses);
+    linear_backward(B, d, kClasses);
+    for (int64_t l = 0; l < c.layers; ++l) {
+      linear_backward(N, f, d);
+      linear_backward(N, d, f);
+      for (int p = 0; p < 4; ++p) linear_backward(N, d, d);
+    }
+  };
+  auto attention = [&] {
+    for (int64_t l = 0; l < c.layers; ++l) attention_forward();
+    for (int64_t l = 0; l < c.layers; ++l) attention_backward();
+  };
+  const double whole = bench::seconds_per_call(
+      [&] {
+        position_wise();
+        attention();
+      },
+      /*batch_seconds=*/0.5, /*batches=*/5);
+  const double position_wise_s = bench::seconds_per_call(position_wise, 0.5, 5);
+  const double attention_s = bench::seconds_per_call(attention, 0.5, 5);
+  const double flops = matmul_flops_per_step(c);
+  std::printf(
+      "result impl=products_alone config=%s threads=%d ms_per_step=%.2f position_wise_ms=%.2f "
+      "attention_ms=%.2f step_gflop=%.4f matmul_gflops=%.2f blas=%s blas_kernels=%s\n",
+      name.c_str(), num_threads(), whole * 1e3, position_wise_s * 1e3, attention_s * 1e3, flops / 1e9,
+      flops / whole / 1e9, loaded_blas().c_str(), blas_kernels().c_str());
+}
+
 // The best rate of a raw cblas_sgemm on square float32 matrices of a few sizes, at this thread count.
 void run_sgemm_peak() {
   std::string sizes;
@@ -295,7 +397,7 @@ int main(int argc, char** argv) {
   std::string config = "A";
   int steps = 10, warmup = 2, threads = 0;
   uint64_t seed = 0;
-  bool sgemm_peak = false;
+  bool sgemm_peak = false, products_alone = false;
   std::string attention = "fused", perf_control;
   app.add_option("--config", config,
                  "A (128,4,512,2,128,32), B (64,4,256,2,64,16), C (256,8,1024,2,256,32), "
@@ -317,6 +419,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--sgemm-peak", sgemm_peak,
                "Time raw cblas_sgemm (square 512, 1024, 2048) instead; print the best");
+  app.add_flag("--products-alone", products_alone,
+               "Time the step's matrix products alone (its shapes and splits, nothing else): the fastest "
+               "step these products allow");
   app.add_option("--perf-control", perf_control,
                  "CONTROL,ACK: the FIFOs of a perf record started with -D -1 --control; its samples are then "
                  "of the timed steps alone (bench/profile-step.sh)");
@@ -325,6 +430,10 @@ int main(int argc, char** argv) {
   if (threads > 0) set_num_threads(threads);
   if (sgemm_peak) {
     run_sgemm_peak();
+    return 0;
+  }
+  if (products_alone) {
+    run_products_alone(config, kConfigs.at(config));
     return 0;
   }
   try {
