@@ -12,7 +12,7 @@
 //   result impl=minigrad config=A threads=1 ... ms_per_step=... tokens_per_s=... peak_rss_mb=... ...
 //
 // `--sgemm-peak` instead times a raw cblas_sgemm on square matrices, the reference for the matmul rate;
-// `--products-alone` times the step's matrix products with nothing else, the fastest step they allow.
+// `--products-alone` times the step's matrix products with nothing else, about the fastest step they allow.
 #include <cblas.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -267,9 +267,9 @@ void run_train_steps(const std::string& name, const Config& c, int steps, int wa
 // The step's matrix products alone: every product of matmul_flops_per_step, with the shapes, transposes,
 // blocks and split between threads that the step gives them (minigrad's gemm, the fused attention's
 // blocks of queries), on buffers of the step's sizes, and nothing else. Its time is what a step would take
-// if everything but its products cost nothing, so matmul_flops_per_step over it is the highest share of
-// the sgemm peak that a step of this configuration reaches with these products. Printed with the
-// position-wise products (q/k/v/o projections, feed-forward, head) and attention's timed on their own.
+// if everything but its products cost nothing, so matmul_flops_per_step over it estimates the highest
+// share of the sgemm peak that a step of this configuration reaches with these products. An estimate: the
+// operands here stay in cache from one product to the next, where in a step other kernels run between.
 void run_products_alone(const std::string& name, const Config& c) {
   const int64_t B = c.batch, T = c.seq, d = c.d, f = c.ffn, h = c.heads, head = c.d / c.heads;
   const int64_t N = B * T, wide = std::max(d, f);
@@ -277,7 +277,7 @@ void run_products_alone(const std::string& name, const Config& c) {
   auto filled = [&](Shape shape) { return Tensor::normal(std::move(shape), 0, 0.1, DType::Float32, &g); };
   // Position-wise operands: inputs and gradients up to (N, max(d, f)), a weight up to (max, max).
   const Tensor x = filled({N, wide}), dy = filled({N, wide}), w = filled({wide, wide});
-  Tensor y = Tensor::empty({N, wide}), dx = Tensor::empty({N, wide}), dw = Tensor::empty({wide, wide});
+  Tensor y = Tensor::zeros({N, wide}), dx = Tensor::empty({N, wide}), dw = Tensor::empty({wide, wide});
   // Attention's operands, (B, T, h·head) as the projections lay them out, and the kept weights (B·h, T, T).
   const Tensor q = filled({N, d}), k = filled({N, d}), v = filled({N, d}), dO = filled({N, d});
   Tensor o = Tensor::empty({N, d}), dq = Tensor::empty({N, d}), dk = Tensor::empty({N, d}),
@@ -286,7 +286,8 @@ void run_products_alone(const std::string& name, const Config& c) {
   // the fused attention's blocks of queries (tensor/attention.cpp, rows_per_block)
   const int64_t block = std::clamp<int64_t>(128 * 1024 / (T * int64_t(sizeof(float))), 1, T);
 
-  // y (N, out) = x (N, in)·Wᵀ + y (the bias already there); dx = dy·W; dW = dyᵀ·x
+  // y (N, out) = x (N, in)·Wᵀ + y (the bias already there: here zeros, growing by x·Wᵀ each call); dx = dy·W;
+  // dW = dyᵀ·x
   auto linear_forward = [&](int64_t rows, int64_t in, int64_t out) {
     gemm(false, true, rows, out, in, 1.0f, x.data_ptr<const float>(), in, w.data_ptr<const float>(), in, 1.0f,
          y.data_ptr<float>(), out);
@@ -348,20 +349,18 @@ void run_products_alone(const std::string& name, const Config& c) {
     for (int64_t l = 0; l < c.layers; ++l) attention_forward();
     for (int64_t l = 0; l < c.layers; ++l) attention_backward();
   };
-  const double whole = bench::seconds_per_call(
+  const double seconds = bench::seconds_per_call(
       [&] {
         position_wise();
         attention();
       },
       /*batch_seconds=*/0.5, /*batches=*/5);
-  const double position_wise_s = bench::seconds_per_call(position_wise, 0.5, 5);
-  const double attention_s = bench::seconds_per_call(attention, 0.5, 5);
   const double flops = matmul_flops_per_step(c);
   std::printf(
-      "result impl=products_alone config=%s threads=%d ms_per_step=%.2f position_wise_ms=%.2f "
-      "attention_ms=%.2f step_gflop=%.4f matmul_gflops=%.2f blas=%s blas_kernels=%s\n",
-      name.c_str(), num_threads(), whole * 1e3, position_wise_s * 1e3, attention_s * 1e3, flops / 1e9,
-      flops / whole / 1e9, loaded_blas().c_str(), blas_kernels().c_str());
+      "result impl=products_alone config=%s threads=%d ms_per_step=%.2f step_gflop=%.4f matmul_gflops=%.2f "
+      "blas=%s blas_kernels=%s\n",
+      name.c_str(), num_threads(), seconds * 1e3, flops / 1e9, flops / seconds / 1e9, loaded_blas().c_str(),
+      blas_kernels().c_str());
 }
 
 // The best rate of a raw cblas_sgemm on square float32 matrices of a few sizes, at this thread count.
@@ -420,8 +419,9 @@ int main(int argc, char** argv) {
   app.add_flag("--sgemm-peak", sgemm_peak,
                "Time raw cblas_sgemm (square 512, 1024, 2048) instead; print the best");
   app.add_flag("--products-alone", products_alone,
-               "Time the step's matrix products alone (its shapes and splits, nothing else): the fastest "
-               "step these products allow");
+               "Time the step's matrix products alone (its shapes and splits, nothing else): about the "
+               "fastest step these products allow. Takes --config and --threads; the step's options do not "
+               "apply");
   app.add_option("--perf-control", perf_control,
                  "CONTROL,ACK: the FIFOs of a perf record started with -D -1 --control; its samples are then "
                  "of the timed steps alone (bench/profile-step.sh)");

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "minigrad/tensor/column_sums.h"
 #include "minigrad/tensor/map.h"
 #include "minigrad/tensor/threads.h"
 
@@ -68,15 +69,15 @@ void layer_norm_backward_rows(const T* g, const T* x, const T* w, const T* mean,
     });
   }
   if (dw || db) {
-    // Column sums over all rows, in blocks of rows (rows_per_sum_block): each block's sums on one thread,
-    // then the blocks' sums added in order, so that the result does not depend on the thread count.
-    const int64_t block = rows_per_sum_block(d);
+    // Column sums over all rows, in blocks of rows (tensor/column_sums.h), whatever the row's length: with
+    // at least 64 rows a block, the blocks' sums stay small beside the input.
+    const int64_t block = detail::rows_per_sum_block(d);
     const int64_t blocks = (rows + block - 1) / block;
-    std::vector<double> sums_w(static_cast<size_t>(blocks * d)), sums_b(static_cast<size_t>(blocks * d));
-    parallel_for(blocks, block * d, [&](int64_t begin, int64_t end) {
+    detail::BlockSums sums_w(blocks, d), sums_b(blocks, d);
+    parallel_for(blocks, std::min(block, rows) * d, [&](int64_t begin, int64_t end) {
       for (int64_t k = begin; k < end; ++k) {
-        double* sum_w = &sums_w[static_cast<size_t>(k * d)];
-        double* sum_b = &sums_b[static_cast<size_t>(k * d)];
+        double* sum_w = sums_w.block(k);
+        double* sum_b = sums_b.block(k);
         for (int64_t r = k * block; r < std::min(rows, (k + 1) * block); ++r) {
           const T* gr = g + r * d;
           const T* xr = x + r * d;
@@ -89,8 +90,8 @@ void layer_norm_backward_rows(const T* g, const T* x, const T* w, const T* mean,
         }
       }
     });
-    if (dw) add_block_sums(sums_w.data(), dw, 1, blocks, d);
-    if (db) add_block_sums(sums_b.data(), db, 1, blocks, d);
+    if (dw) detail::add_block_sums(sums_w, dw, 1, blocks, d);
+    if (db) detail::add_block_sums(sums_b, db, 1, blocks, d);
   }
 }
 

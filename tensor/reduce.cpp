@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "minigrad/tensor/column_sums.h"
 #include "minigrad/tensor/elementwise.h"
 #include "minigrad/tensor/threads.h"
 
@@ -15,13 +16,18 @@ namespace {
 // dimensions (split_around). Every reduction here is a loop over this layout.
 using Reduction = AroundDims;
 
-// Rows up to this long are summed down their columns in blocks of rows (rows_per_sum_block); wider ones by
-// ranges of columns, which then read long contiguous runs.
-constexpr int64_t kBlockedColumns = 1024;
+// Rows up to this long are summed down their columns in blocks of rows (tensor/column_sums.h); wider ones
+// by ranges of columns, which then read long contiguous runs.
+constexpr int64_t kMaxBlockedRowLength = 1024;
 
 // Sums are accumulated in double whatever the element type.
 template <typename T>
 void sum_kernel(const T* x, T* out, const Reduction& r) {
+  if (r.outer * r.inner == 0) return;  // no sums to write
+  if (r.size == 0) {                   // sums of nothing
+    std::fill_n(out, r.outer * r.inner, T(0));
+    return;
+  }
   if (r.inner == 1) {
     // Each output is the sum of one contiguous row.
     parallel_for(r.outer, r.size, [&](int64_t begin, int64_t end) {
@@ -35,25 +41,25 @@ void sum_kernel(const T* x, T* out, const Reduction& r) {
     });
     return;
   }
-  if (r.inner <= kBlockedColumns) {
-    // Each output column (o, i) sums `size` values `inner` apart: a column sum of `size` rows. The rows are
-    // cut into blocks (rows_per_sum_block); a thread adds whole rows of a block into the block's own sums,
-    // reading memory in order, and the blocks' sums are then added in order. Split by columns instead, as
-    // before, two threads took 1.3-6.8 times as long as this on the shapes of a Transformer step's bias
-    // gradients (docs/performance.md, "Where a step's time goes").
-    const int64_t block = rows_per_sum_block(r.inner);
+  if (r.inner <= kMaxBlockedRowLength) {
+    // Each output column (o, i) sums `size` values `inner` apart: a column sum of `size` rows, in blocks of
+    // rows (tensor/column_sums.h). Item ob = (o, block) of outer × blocks sums its block's rows into
+    // its own float64 sums: partial's, or, with one block a row, the thread's, written straight to out.
+    const int64_t block = detail::rows_per_sum_block(r.inner);
     const int64_t blocks = (r.size + block - 1) / block;
-    std::vector<double> partial(static_cast<size_t>(r.outer * blocks * r.inner));  // (outer, blocks, inner)
-    parallel_for(r.outer * blocks, block * r.inner, [&](int64_t begin, int64_t end) {
+    detail::BlockSums partial(blocks > 1 ? r.outer * blocks : 0, r.inner);  // (outer, blocks, inner)
+    parallel_for(r.outer * blocks, std::min(block, r.size) * r.inner, [&](int64_t begin, int64_t end) {
+      detail::BlockSums own(blocks > 1 ? 0 : 1, r.inner);
       for (int64_t ob = begin; ob < end; ++ob) {
         const int64_t o = ob / blocks, k1 = std::min(r.size, (ob % blocks + 1) * block);
-        double* acc = &partial[static_cast<size_t>(ob * r.inner)];
+        double* acc = blocks > 1 ? partial.block(ob) : own.block(0);
         std::fill_n(acc, r.inner, 0.0);
         const T* rows = x + o * r.size * r.inner;  // (size, inner)
         int64_t k = (ob % blocks) * block;
-        // Short rows four at a time, so that the loop over a row is not mostly its own overhead (one
-        // thread, in cache: a (32768, 64) sum took 0.15-0.19 ms against 0.22-0.23 a row at a time); wide
-        // ones a row at a time, where four at once was slower ((4096, 512): 0.22-0.23 ms against 0.15-0.20).
+        // Short rows four at a time, so that the loop over a row is not mostly its own overhead; wide ones a
+        // row at a time, where four at once was slower. One thread, in cache, in an ad hoc driver whose sums
+        // were not aligned: (32768, 64) took 0.15-0.19 ms four rows at a time against 0.22-0.23 one at a
+        // time; (4096, 512) 0.22-0.23 ms four at a time against 0.15-0.20 one at a time.
         if (r.inner < 256) {
           for (; k + 4 <= k1; k += 4) {
             const T* x0 = rows + k * r.inner;
@@ -70,9 +76,12 @@ void sum_kernel(const T* x, T* out, const Reduction& r) {
 #pragma omp simd
           for (int64_t i = 0; i < r.inner; ++i) acc[i] += row[i];
         }
+        if (blocks == 1) {
+          for (int64_t i = 0; i < r.inner; ++i) out[o * r.inner + i] = static_cast<T>(acc[i]);
+        }
       }
     });
-    add_block_sums(partial.data(), out, r.outer, blocks, r.inner);
+    if (blocks > 1) detail::add_block_sums(partial, out, r.outer, blocks, r.inner);
     return;
   }
   // Wider rows: each thread takes a range of columns (o, i), walking them together so that the innermost

@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 namespace minigrad {
 
@@ -65,36 +64,6 @@ void parallel_for(int64_t n, int64_t cost_per_item, Body&& body) {
     return;
   }
   parallel_run(threads, [&](int t) { body(n * t / threads, n * (t + 1) / threads); });
-}
-
-// Sums down the columns of many rows (a bias's gradient: the rows of a (rows, cols) tensor added up) cut
-// the rows into blocks of this many, each summed on one thread into sums of its own, and then add the
-// blocks' sums in block order (add_block_sums). The count depends on the row's length alone, never on the
-// thread count, so a sum comes out the same on any number of threads. About 128K elements a block, and at
-// least 64 rows, so that the blocks' sums take at most a 32nd of the input's memory in float64.
-inline int64_t rows_per_sum_block(int64_t cols) {
-  return std::max<int64_t>(64, 4 * kParallelGrain / std::max<int64_t>(cols, 1));
-}
-
-// out (outer, cols) = the sums (outer, blocks, cols) added over their blocks, in block order, in float64
-// and then rounded to T once.
-template <typename T>
-void add_block_sums(const double* sums, T* out, int64_t outer, int64_t blocks, int64_t cols) {
-  parallel_for(outer * cols, blocks, [&](int64_t begin, int64_t end) {
-    std::vector<double> total;
-    for (int64_t p = begin; p < end;) {  // the columns [i0, i1) of row o
-      const int64_t o = p / cols, i0 = p % cols, i1 = std::min(cols, i0 + (end - p));
-      const double* first = sums + o * blocks * cols;
-      total.assign(first + i0, first + i1);
-      for (int64_t b = 1; b < blocks; ++b) {
-        const double* block = first + b * cols;
-#pragma omp simd
-        for (int64_t i = i0; i < i1; ++i) total[i - i0] += block[i];
-      }
-      for (int64_t i = i0; i < i1; ++i) out[o * cols + i] = static_cast<T>(total[i - i0]);
-      p += i1 - i0;
-    }
-  });
 }
 
 }  // namespace minigrad

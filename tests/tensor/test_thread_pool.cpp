@@ -21,6 +21,7 @@
 #include <numeric>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -237,53 +238,74 @@ BOOST_AUTO_TEST_CASE(zeros_shares_a_large_buffer_and_clears_every_byte) {
 }
 
 // Column sums over many rows (tensor/reduce.cpp's sum, layer norm's weight and bias gradients) are split
-// between threads by blocks of rows whose size depends on the row's length alone, so they come out
-// bit-identical on 1, 2 and 3 threads (in float64, where another order of the sum would move the last
-// bits), and equal to the plain sum up to rounding. The
-// shapes end in a partial block and a partial group of four rows; (2, 1999, 48) sums over its middle
-// dimension; (7, 5000), wider than the blocked path takes, sums by ranges of columns. A NaN in one row
-// makes its own column NaN and no other.
+// between threads by blocks of rows whose size depends on the row's length alone (tensor/column_sums.h), so
+// they come out bit-identical on 1, 2 and 3 threads (in float64, where another order of the additions would
+// move the last bits), and equal to the plain sum up to rounding.
+//   (20000, 64): 10 blocks, split 3/3/4 on three threads, the last one partial, with rows left over after
+//     the groups of four; (3, 5000, 48) over its middle dimension: 2 blocks for each of 3 outer indices;
+//     (2, 1999, 48): one block each, summed straight into the output; (64, 5000): rows wider than the
+//     blocked path takes, split by columns; (3001, 64) in float32, through the four-row loop's conversions.
+//   A NaN makes its own column NaN and no other; so do an inf and a -inf in one column.
+//   Sums over nothing are zeros, and an empty output is no error.
 BOOST_AUTO_TEST_CASE(column_sums_are_the_same_on_any_thread_count) {
+  auto same_bits = [](const std::vector<double>& a, const std::vector<double>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+  };
   struct Case {
     Shape shape;
     int dim;
+    DType dtype;
   };
-  const Case cases[] = {{{3001, 64}, 0}, {{2, 1999, 48}, 1}, {{7, 5000}, 0}};
+  const Case cases[] = {{{20000, 64}, 0, DType::Float64},
+                        {{3, 5000, 48}, 1, DType::Float64},
+                        {{2, 1999, 48}, 1, DType::Float64},
+                        {{64, 5000}, 0, DType::Float64},
+                        {{3001, 64}, 0, DType::Float32}};
   for (const Case& c : cases) {
     Generator g(3);
     Tensor x = Tensor::normal(c.shape, 1, 1, DType::Float64, &g);
-    const int64_t inner = c.dim == 0 ? c.shape[1] : c.shape[2];
-    x.data_ptr<double>()[5 * inner + 2] = std::numeric_limits<double>::quiet_NaN();  // row 5, column 2
+    const int64_t outer = c.dim == 0 ? 1 : c.shape[0], size = c.shape[c.dim];
+    const int64_t inner = c.shape[c.shape.rank() - 1];
+    double* v = x.data_ptr<double>();
+    v[5 * inner + 2] = std::numeric_limits<double>::quiet_NaN();  // row 5, column 2
+    v[7 * inner + 3] = std::numeric_limits<double>::infinity();   // rows 7 and 9 of column 3: inf - inf
+    v[9 * inner + 3] = -std::numeric_limits<double>::infinity();
+    x = x.to(c.dtype);
+    const std::string name = c.shape.str() + " " + std::string(dtype_name(c.dtype));
     std::vector<std::vector<double>> sums;
     for (const int threads : {1, 2, 3}) {
       const ThreadCount count(threads);
       sums.push_back(sum(x, {c.dim}).to_vector());
     }
-    BOOST_TEST(std::equal(sums[0].begin(), sums[0].end(), sums[1].begin(),
-                          [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }));
-    BOOST_TEST(std::equal(sums[0].begin(), sums[0].end(), sums[2].begin(),
-                          [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }));
-    // The plain sum in float64, column by column.
-    const int64_t outer = c.dim == 0 ? 1 : c.shape[0], size = c.shape[c.dim];
-    const double* v = x.data_ptr<const double>();
+    BOOST_TEST(same_bits(sums[0], sums[1]), name << ": 1 and 2 threads differ");
+    BOOST_TEST(same_bits(sums[0], sums[2]), name << ": 1 and 3 threads differ");
+    // The plain sum in float64 of the same values, column by column.
+    const std::vector<double> values = x.to_vector();
+    const double tolerance = c.dtype == DType::Float32 ? 1e-6 : 1e-12;
     int64_t wrong = 0, nans = 0;
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t i = 0; i < inner; ++i) {
         double expected = 0;
-        for (int64_t k = 0; k < size; ++k) expected += v[(o * size + k) * inner + i];
+        for (int64_t k = 0; k < size; ++k) expected += values[size_t((o * size + k) * inner + i)];
         const double got = sums[1][size_t(o * inner + i)];
         if (std::isnan(expected)) {
           nans += std::isnan(got) ? 1 : 0;
-        } else if (!(std::abs(got - expected) <= 1e-12 * (std::abs(expected) + double(size)))) {
+        } else if (!(std::abs(got - expected) <= tolerance * (std::abs(expected) + double(size)))) {
           ++wrong;
         }
       }
     }
-    BOOST_TEST(wrong == 0, c.shape.str() << ": " << wrong << " sums differ from the plain sum");
-    BOOST_TEST(nans == 1, c.shape.str() << ": " << nans << " NaN sums where the one NaN should make one");
+    BOOST_TEST(wrong == 0, name << ": " << wrong << " sums differ from the plain sum");
+    BOOST_TEST(nans == 2, name << ": " << nans << " NaN sums where a NaN and an inf - inf should make two");
+  }
+  for (const Shape& shape : {Shape{0, 64}, Shape{2, 0, 48}, Shape{5, 0}}) {
+    const Tensor s = sum(Tensor::ones(shape, DType::Float64), {shape.rank() == 3 ? 1 : 0});
+    const std::vector<double> values = s.to_vector();
+    BOOST_TEST(s.numel() == (shape.rank() == 3 ? 96 : shape[1]));
+    BOOST_TEST(std::count(values.begin(), values.end(), 0.0) == s.numel());
   }
 
-  // Layer norm's backward: dweight = Σ g·x̂ and dbias = Σ g over the rows.
+  // Layer norm's backward: dweight = Σ g·x̂ and dbias = Σ g over the rows (3001 rows: 2 blocks of 2730).
   Generator g(4);
   const Tensor x = Tensor::normal({3001, 48}, 0, 1, DType::Float64, &g);
   const Tensor grad = Tensor::normal({3001, 48}, 0, 1, DType::Float64, &g);
@@ -298,10 +320,10 @@ BOOST_AUTO_TEST_CASE(column_sums_are_the_same_on_any_thread_count) {
     dweights.push_back(grads.weight.to_vector());
     dbiases.push_back(grads.bias.to_vector());
   }
-  BOOST_TEST(dweights[0] == dweights[1]);
-  BOOST_TEST(dweights[0] == dweights[2]);
-  BOOST_TEST(dbiases[0] == dbiases[1]);
-  BOOST_TEST(dbiases[0] == dbiases[2]);
+  BOOST_TEST(same_bits(dweights[0], dweights[1]));
+  BOOST_TEST(same_bits(dweights[0], dweights[2]));
+  BOOST_TEST(same_bits(dbiases[0], dbiases[1]));
+  BOOST_TEST(same_bits(dbiases[0], dbiases[2]));
   const double* xs = x.data_ptr<const double>();
   const double* gs = grad.data_ptr<const double>();
   const double* mean = forward.mean.data_ptr<const double>();
@@ -316,6 +338,15 @@ BOOST_AUTO_TEST_CASE(column_sums_are_the_same_on_any_thread_count) {
     worst = std::max({worst, std::abs(dweights[1][size_t(i)] - dw), std::abs(dbiases[1][size_t(i)] - db)});
   }
   BOOST_TEST(worst < 1e-10);
+  // No rows: zeros.
+  const Tensor none = Tensor::zeros({0, 48}, DType::Float64);
+  const LayerNormForward empty_forward = layer_norm_forward(none, weight, bias, 1e-5);
+  const LayerNormGradients empty_grads =
+      layer_norm_backward(none, none, weight, empty_forward.mean, empty_forward.rstd, {true, true, true});
+  const std::vector<double> empty_dweight = empty_grads.weight.to_vector();
+  const std::vector<double> empty_dbias = empty_grads.bias.to_vector();
+  BOOST_TEST(std::count(empty_dweight.begin(), empty_dweight.end(), 0.0) == 48);
+  BOOST_TEST(std::count(empty_dbias.begin(), empty_dbias.end(), 0.0) == 48);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
