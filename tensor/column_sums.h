@@ -26,11 +26,12 @@ inline int64_t rows_per_sum_block(int64_t cols) {
 
 // Float64 sums whose blocks each start on a 64-byte boundary, so that no vector load or store of them
 // straddles two cache lines: 8 bytes off, a (8192, 256) column sum took 1.6 times as long on one thread
-// (230 µs against 146, an ad hoc driver). Zeroed. Block b holds `cols` sums at block(b).
+// (230 µs against 146, an ad hoc driver). Zeroed. Block b holds `cols` sums at block(b); no blocks, no
+// allocation (a small sum, summed straight into its output, needs none).
 class BlockSums {
  public:
   BlockSums(int64_t blocks, int64_t cols)
-      : stride_((cols + 7) / 8 * 8), storage_(static_cast<size_t>(blocks * stride_ + 8)) {
+      : stride_((cols + 7) / 8 * 8), storage_(blocks == 0 ? 0 : static_cast<size_t>(blocks * stride_ + 8)) {
     const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
     first_ = storage_.data() + (64 - address % 64) % 64 / sizeof(double);
   }
