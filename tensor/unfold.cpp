@@ -1,13 +1,16 @@
 #include "minigrad/tensor/unfold.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "minigrad/tensor/map.h"
 #include "minigrad/tensor/matmul.h"
 #include "minigrad/tensor/threads.h"
+#include "minigrad/tensor/winograd.h"
 
 namespace minigrad {
 
@@ -431,8 +434,38 @@ Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Conv2dGeometr
     const int64_t rows = s.rows(), c_out_g = s.c_out / s.groups, pixels = s.pixels();
     const ChunkPlan plan(s);
     const std::vector<WindowRow> windows = window_rows(s, g);
-    // Per thread: the chunk's columns (G·rows, B·L), then its output (C_out, B·L).
-    const ChunkScratch<T> scratch(plan, 0, (s.all_rows() + s.c_out) * pixels);
+    // A 3×3 kernel at stride 1 and dilation 1, with kWinogradMinChannels (32) or more input channels a
+    // group, runs as Winograd's F(2×2, 3×3) (tensor/winograd.h). If a chunk's images hold a non-finite
+    // value or one large enough for its sums to overflow, or the weights do, the whole call runs on the
+    // columns below instead: every image's output is then the same whatever its chunk, and so whatever the
+    // thread count.
+    std::optional<detail::WinogradForward<T>> winograd;
+    if (detail::winograd_applies(g, s.c_in / s.groups)) {
+      winograd.emplace(pw, detail::WinogradSizes{.c_in = s.c_in,
+                                                 .height = s.height,
+                                                 .width = s.width,
+                                                 .c_out = s.c_out,
+                                                 .groups = s.groups,
+                                                 .pad_top = g.height.pad_left,
+                                                 .pad_left = g.width.pad_left,
+                                                 .out_h = s.out_h,
+                                                 .out_w = s.out_w});
+      if (!winograd->usable()) winograd.reset();
+    }
+    // Per thread: Winograd's scratch, or the chunk's columns (G·rows, B·L) and its output (C_out, B·L).
+    const ChunkScratch<T> scratch(
+        plan, 0, std::max(winograd ? winograd->scratch_per_image() : 0, (s.all_rows() + s.c_out) * pixels));
+    if (winograd) {
+      std::atomic<bool> refused = false;
+      plan.run(s.n, [&](int t, int64_t first, int64_t b) {
+        if (refused.load(std::memory_order_relaxed)) return;
+        if (!winograd->run_chunk(px + first * s.c_in * s.height * s.width, b, scratch.of(t),
+                                 py + first * s.c_out * pixels)) {
+          refused.store(true, std::memory_order_relaxed);
+        }
+      });
+      if (!refused.load(std::memory_order_relaxed)) return;
+    }
     std::vector<int64_t> zeros_for(static_cast<size_t>(plan.threads), 0);
     plan.run(s.n, [&](int t, int64_t first, int64_t b) {
       T* cols = scratch.of(t);

@@ -47,6 +47,12 @@ void add_conv_pooling_matmul_cases(const AddCase& add_case) {
         return Inputs{normal(g, {1, 2, size_in(g, 3, 5), 4}), normal(g, {2, 2, 2, 3}), normal(g, {2})};
       },
       [](In x) { return conv2d(x[0], x[1], x[2], {.padding_same = true}); });
+  add_case(
+      "conv2d (3x3, padding 1, 32 input channels: Winograd's forward)",
+      [](Generator& g) {
+        return Inputs{normal(g, {1, 32, size_in(g, 3, 5), 4}), normal(g, {2, 32, 3, 3}), normal(g, {2})};
+      },
+      [](In x) { return conv2d(x[0], x[1], x[2], {.padding = 1}); });
   // conv2d's backward ops, each differentiated in both its operands: x 5×4 in 2 groups of 2 channels, a
   // 3×2 kernel, stride (2, 1), dilation (1, 2), padding (1, 0) -> 3×2 outputs.
   const Conv2dGeometry strided{.height = {.kernel = 3, .stride = 2, .pad_left = 1, .pad_right = 1},

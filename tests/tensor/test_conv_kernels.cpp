@@ -1,7 +1,10 @@
-// conv2d's kernels (tensor/unfold.h) against the textbook loops, in float64: the forward, the input's
-// gradient and the weight's, on geometries that take each of their paths (the flat copy of a 'same'
-// convolution, strides, dilations, groups, uneven padding) and on a batch whose chunks differ in size, on
-// one thread and on two.
+// conv2d's kernels (tensor/unfold.h) against the textbook loops, in float64 (Winograd's forward in float32
+// too): the forward, the input's gradient and the weight's, on geometries that take each of their paths
+// (the flat copy of a 'same' convolution, strides, dilations, groups, uneven padding, the forward's
+// Winograd path) and on a batch whose chunks differ in size, on one thread and on two.
+#include <cstring>
+#include <utility>
+
 #include "test_helpers.h"
 
 using namespace minigrad;
@@ -75,6 +78,23 @@ BOOST_AUTO_TEST_CASE(conv2d_kernels_match_the_textbook_loops) {
         .width = {.kernel = 2, .dilation = 2}},
        2},
       {"stride 1, no padding", {2, 2, 5, 6}, {3, 2, 3, 3}, {.height = {.kernel = 3}, .width = {.kernel = 3}}},
+      // 32 input channels a group and more: the forward's Winograd path (tensor/winograd.h).
+      {"Winograd: 'same', odd height and width", {3, 32, 9, 7}, {5, 32, 3, 3}, same_3x3()},
+      {"Winograd: no padding, 6×5",
+       {2, 32, 6, 5},
+       {4, 32, 3, 3},
+       {.height = {.kernel = 3}, .width = {.kernel = 3}}},
+      {"Winograd: one output pixel",
+       {2, 32, 3, 3},
+       {4, 32, 3, 3},
+       {.height = {.kernel = 3}, .width = {.kernel = 3}}},
+      {"Winograd: padding (2, 0) and (1, 2)",
+       {2, 32, 5, 6},
+       {3, 32, 3, 3},
+       {.height = {.kernel = 3, .pad_left = 2}, .width = {.kernel = 3, .pad_left = 1, .pad_right = 2}}},
+      {"Winograd: groups 2", {3, 64, 7, 8}, {6, 32, 3, 3}, same_3x3(), 2},
+      // Columns of 2 images fill a chunk: chunks of 2, 2 and 1 image, on one thread and on two.
+      {"Winograd: chunks of two sizes", {5, 32, 20, 20}, {3, 32, 3, 3}, same_3x3()},
   };
   const int threads_before = num_threads();
   for (const int threads : {1, 2}) {
@@ -92,6 +112,70 @@ BOOST_AUTO_TEST_CASE(conv2d_kernels_match_the_textbook_loops) {
         expect_close(y, r.y, 1e-10);
         expect_close(conv2d_input_grad(gy, w, c.x[2], c.x[3], c.g, c.groups), r.gx, 1e-10);
         expect_close(conv2d_weight_grad(gy, x, c.g, c.groups), r.gw, 1e-10);
+      }
+    }
+  }
+  set_num_threads(threads_before);
+}
+
+// Winograd's forward mixes the pixels of a 4×4 tile: an inf that an output reads can come out NaN there,
+// where the direct sum gives ±inf, and four pixels near the type's largest value can overflow. A call
+// whose images or weights hold such a value runs on the columns instead, so every output is what the
+// direct sum gives (NaN, the same infinity, or the same number), and the same on any thread count.
+// 10 images of 20×20 make 5 chunks of 2; the odd values sit in images 0 and 8 only, so the chunks
+// between them would take Winograd's path if the decision were a chunk's.
+BOOST_AUTO_TEST_CASE(conv2d_winograd_forward_keeps_infinities_and_overflows_out) {
+  const Case c{"Winograd with odd values", {10, 32, 20, 20}, {3, 32, 3, 3}, same_3x3()};
+  const Shape y_shape{10, 3, 20, 20};
+  auto at = [&](int64_t image, int64_t channel, int64_t row, int64_t col) {
+    return static_cast<size_t>(((image * c.x[1] + channel) * c.x[2] + row) * c.x[3] + col);
+  };
+  const int threads_before = num_threads();
+  for (const DType dtype : {DType::Float64, DType::Float32}) {
+    const double tol = dtype == DType::Float64 ? 1e-10 : 1e-4;
+    Generator gen(11);
+    const Tensor x = Tensor::normal(c.x, 0, 1, DType::Float64, &gen);
+    const Tensor w = Tensor::normal(c.weight, 0, 1, DType::Float64, &gen);
+    const Tensor gy = Tensor::zeros(y_shape, DType::Float64);
+    Tensor odd = x.clone();
+    double* px = odd.data_ptr<double>();
+    px[at(0, 3, 2, 3)] = INFINITY;
+    px[at(0, 7, 0, 0)] = -INFINITY;  // a corner
+    px[at(8, 9, 19, 19)] = NAN;      // the other corner
+    Tensor huge = x.clone();
+    for (const auto& [row, col] : {std::pair{6, 6}, {6, 7}, {7, 6}, {7, 7}}) {
+      huge.data_ptr<double>()[at(8, 0, row, col)] = 1.5e38;  // near float32's largest, 3.4e38
+    }
+    const Tensor small_w = w * 0.01;  // so that the direct sums stay inside float32's range
+    std::vector<float> on_one_thread;
+    for (const int threads : {1, 2}) {
+      set_num_threads(threads);
+      BOOST_TEST_CONTEXT(dtype_name(dtype) << ", " << threads << " thread(s)") {
+        const Tensor xd = x.to(dtype), wd = w.to(dtype);
+        expect_close(conv2d_forward(xd, wd, c.g, 1), textbook(c, x, w, gy).y, tol);
+        const Tensor y_odd = conv2d_forward(odd.to(dtype), wd, c.g, 1);
+        expect_close(y_odd, textbook(c, odd, w, gy).y, tol);
+        Tensor inf_w = w.clone();
+        inf_w.data_ptr<double>()[(1 * 32 + 4) * 9 + 4] = INFINITY;  // filter 1's centre: it reads every pixel
+        expect_close(conv2d_forward(xd, inf_w.to(dtype), c.g, 1), textbook(c, x, inf_w, gy).y, tol);
+        if (dtype == DType::Float32) {
+          const Tensor y_huge = conv2d_forward(huge.to(dtype), small_w.to(dtype), c.g, 1);
+          const std::vector<double> expected = textbook(c, huge, small_w, gy).y,
+                                    got = y_huge.to_vector<double>();
+          for (size_t i = 0; i < got.size(); ++i) {
+            BOOST_TEST(std::abs(got[i] - expected[i]) <= 1e-5 * std::max(1.0, std::abs(expected[i])),
+                       "element " << i << ": " << got[i] << " vs " << expected[i]);
+          }
+          // Bit for bit the same on any thread count, odd values or not.
+          std::vector<float> bits = y_odd.to_vector<float>();
+          const std::vector<float> plain = conv2d_forward(xd, wd, c.g, 1).to_vector<float>();
+          bits.insert(bits.end(), plain.begin(), plain.end());
+          if (threads == 1) {
+            on_one_thread = bits;
+          } else {
+            BOOST_TEST(std::memcmp(bits.data(), on_one_thread.data(), bits.size() * sizeof(float)) == 0);
+          }
+        }
       }
     }
   }

@@ -1,0 +1,73 @@
+// conv2d's forward by Winograd's minimal filtering F(2×2, 3×3) (Lavin and Gray, "Fast Algorithms for
+// Convolutional Neural Networks", 2015), for 3×3 kernels at stride 1: each 2×2 tile of outputs from the
+// 4×4 tile of the input it reads, as 16 products per group of (C_out/G × C_in/G) by (C_in/G × tiles) where
+// im2col makes one of (C_out/G × 9·C_in/G) by (9·C_in/G × pixels): 2.25 times fewer multiply-adds, still
+// OpenBLAS's products,
+// and no columns 9 times the input's size to write and read back. A private header of tensor/ (not
+// installed): conv2d_forward (tensor/unfold.cpp) runs it on each chunk of images it can.
+//
+// With d the 4×4 input tile, g a 3×3 filter and Y the 2×2 outputs: Y = Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A, with
+//        ⎡1  0  0⎤          ⎡1  0 -1  0⎤         ⎡1  1  1  0⎤
+//    G = ⎢½  ½  ½⎥     Bᵀ = ⎢0  1  1  0⎥    Aᵀ = ⎣0  1 -1 -1⎦
+//        ⎢½ -½  ½⎥          ⎢0 -1  1  0⎥
+//        ⎣0  0  1⎦          ⎣0  1  0 -1⎦
+// The sum of the ⊙ over input channels, for each of the 16 positions ξ of the 4×4 tile: those are the
+// products. Each output's arithmetic reads only the pixels its own 3×3 window reads (Bᵀ's first three rows
+// hold d0..d2 and Aᵀ's first row takes only those; the same for the second), so a large or non-finite
+// pixel does not spill into outputs that do not read it. But an inf that an output does read can come out
+// NaN, where the direct sum gives ±inf (rows 1 and 2 of Bᵀ d make both d1 + d2 and d2 - d1 infinite), and
+// a finite pixel near the type's largest value can overflow there: a call whose images or weights hold
+// such a value is left to im2col (conv2d_forward).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "minigrad/tensor/unfold.h"
+
+namespace minigrad::detail {
+
+// Input channels a group needs for Winograd to beat im2col: with fewer, its 16 products are too shallow
+// (one input channel: products 1 deep, against im2col's 9). With 16 (the Fashion-MNIST example's second
+// layer: 16 -> 64 channels, 14×14), one step of the example's CNN ran 0.95-1.01 times as fast in two runs;
+// with 32 (the c32 network), 1.00-1.05 (docs/performance.md, "Image layers").
+inline constexpr int64_t kWinogradMinChannels = 32;
+
+// True for the convolutions it computes: a 3×3 kernel, stride 1, dilation 1, any padding, and at least
+// kWinogradMinChannels input channels a group.
+bool winograd_applies(const Conv2dGeometry& g, int64_t channels_per_group);
+
+// One convolution's sizes, as conv2d_forward has checked them: x (N, C_in, H, W), weight (C_out, C_in/G,
+// 3, 3), y (N, C_out, H_out, W_out).
+struct WinogradSizes {
+  int64_t c_in, height, width, c_out, groups, pad_top, pad_left, out_h, out_w;
+};
+
+template <typename T>
+class WinogradForward {
+ public:
+  // Transforms the weight (C_out, C_in/G, 3, 3) once for all the chunks.
+  WinogradForward(const T* weight, const WinogradSizes& sizes);
+
+  // False if the weight holds a non-finite value, or one that G g Gᵀ takes past the type's range: then
+  // no chunk runs here.
+  bool usable() const { return usable_; }
+  // The scratch one image of a chunk takes, in entries of T.
+  int64_t scratch_per_image() const;
+  // y (b, C_out, H_out, W_out) for the b images at x (b, C_in, H, W), with `scratch` of b·scratch_per_image()
+  // entries; called from a task of a parallel region, its products run on that thread (tensor/matmul.h).
+  // Returns false, y untouched, if the images hold a non-finite value or one above a sixteenth of the
+  // type's largest.
+  bool run_chunk(const T* x, int64_t b, T* scratch, T* y) const;
+
+ private:
+  WinogradSizes s_;
+  int64_t tiles_h_, tiles_w_, padded_h_, padded_w_;
+  std::vector<T> u_;  // (16, C_out, C_in/G): G g Gᵀ of every filter, position ξ = 4·row + column
+  bool usable_ = true;
+};
+
+extern template class WinogradForward<float>;
+extern template class WinogradForward<double>;
+
+}  // namespace minigrad::detail
