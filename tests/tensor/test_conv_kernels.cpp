@@ -123,7 +123,9 @@ BOOST_AUTO_TEST_CASE(conv2d_kernels_match_the_textbook_loops) {
 // whose images or weights hold such a value runs on the columns instead, so every output is what the
 // direct sum gives (NaN, the same infinity, or the same number), and the same on any thread count.
 // 10 images of 20×20 make 5 chunks of 2; the odd values sit in images 0 and 8 only, so the chunks
-// between them would take Winograd's path if the decision were a chunk's.
+// between them would take Winograd's path if the decision were a chunk's. 4 images of 8×8 make one chunk
+// on one thread and two of 2 on two: with an inf in image 0 only, a chunk's decision would send images
+// 2 and 3 down different paths on the two thread counts.
 BOOST_AUTO_TEST_CASE(conv2d_winograd_forward_keeps_infinities_and_overflows_out) {
   const Case c{"Winograd with odd values", {10, 32, 20, 20}, {3, 32, 3, 3}, same_3x3()};
   const Shape y_shape{10, 3, 20, 20};
@@ -147,6 +149,8 @@ BOOST_AUTO_TEST_CASE(conv2d_winograd_forward_keeps_infinities_and_overflows_out)
       huge.data_ptr<double>()[at(8, 0, row, col)] = 1.5e38;  // near float32's largest, 3.4e38
     }
     const Tensor small_w = w * 0.01;  // so that the direct sums stay inside float32's range
+    Tensor four = Tensor::normal({4, 32, 8, 8}, 0, 1, DType::Float32, &gen);
+    four.data_ptr<float>()[3 * 8 + 5] = INFINITY;  // image 0, channel 0, pixel (3, 5)
     std::vector<float> on_one_thread;
     for (const int threads : {1, 2}) {
       set_num_threads(threads);
@@ -168,11 +172,14 @@ BOOST_AUTO_TEST_CASE(conv2d_winograd_forward_keeps_infinities_and_overflows_out)
           }
           // Bit for bit the same on any thread count, odd values or not.
           std::vector<float> bits = y_odd.to_vector<float>();
-          const std::vector<float> plain = conv2d_forward(xd, wd, c.g, 1).to_vector<float>();
-          bits.insert(bits.end(), plain.begin(), plain.end());
+          for (const Tensor& y : {conv2d_forward(xd, wd, c.g, 1), conv2d_forward(four, wd, c.g, 1)}) {
+            const std::vector<float> more = y.to_vector<float>();
+            bits.insert(bits.end(), more.begin(), more.end());
+          }
           if (threads == 1) {
             on_one_thread = bits;
           } else {
+            BOOST_REQUIRE_EQUAL(bits.size(), on_one_thread.size());
             BOOST_TEST(std::memcmp(bits.data(), on_one_thread.data(), bits.size() * sizeof(float)) == 0);
           }
         }
