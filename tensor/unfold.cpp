@@ -420,6 +420,45 @@ void check_output_grad(std::string_view op, const Tensor& gy, const ConvSizes& s
   }
 }
 
+// The sizes of the Winograd convolution that computes conv2d's forward, or with
+// WinogradFilters::input_grad its input's gradient, if it applies to the geometry (tensor/winograd.h).
+std::optional<detail::WinogradSizes> winograd_sizes(const ConvSizes& s, const Conv2dGeometry& g,
+                                                    detail::WinogradFilters filters) {
+  const int64_t c_in_g = s.c_in / s.groups, c_out_g = s.c_out / s.groups;
+  const bool forward = filters == detail::WinogradFilters::forward;
+  if (forward ? !detail::winograd_applies(g, c_in_g)
+              : !detail::winograd_applies_to_input_grad(g, c_in_g, c_out_g)) {
+    return std::nullopt;
+  }
+  // The forward convolves x (N, C_in, H, W), padded by p, into y (N, C_out, H_out, W_out); the input's
+  // gradient convolves gy, padded by 2 - p, into the gradient (N, C_in, H, W).
+  return detail::WinogradSizes{.c_in = forward ? s.c_in : s.c_out,
+                               .height = forward ? s.height : s.out_h,
+                               .width = forward ? s.width : s.out_w,
+                               .c_out = forward ? s.c_out : s.c_in,
+                               .groups = s.groups,
+                               .pad_top = forward ? g.height.pad_left : 2 - g.height.pad_left,
+                               .pad_left = forward ? g.width.pad_left : 2 - g.width.pad_left,
+                               .out_h = forward ? s.out_h : s.height,
+                               .out_w = forward ? s.out_w : s.width};
+}
+
+// Runs `winograd` on every chunk, from the images at `in` into those at `out`; false if a chunk's
+// images hold a value it refuses (tensor/winograd.h): then the whole call is to run on the columns, so
+// that every image's result is the same whatever its chunk, and so whatever the thread count.
+template <typename T>
+bool run_winograd(const detail::WinogradConv<T>& winograd, const ChunkPlan& plan, int64_t n, const T* in,
+                  int64_t in_image, const ChunkScratch<T>& scratch, T* out, int64_t out_image) {
+  std::atomic<bool> refused = false;
+  plan.run(n, [&](int t, int64_t first, int64_t b) {
+    if (refused.load(std::memory_order_relaxed)) return;
+    if (!winograd.run_chunk(in + first * in_image, b, scratch.of(t), out + first * out_image)) {
+      refused.store(true, std::memory_order_relaxed);
+    }
+  });
+  return !refused.load(std::memory_order_relaxed);
+}
+
 }  // namespace
 
 Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Conv2dGeometry& g, int64_t groups) {
@@ -435,36 +474,19 @@ Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Conv2dGeometr
     const ChunkPlan plan(s);
     const std::vector<WindowRow> windows = window_rows(s, g);
     // A 3×3 kernel at stride 1 and dilation 1, with kWinogradMinChannels (32) or more input channels a
-    // group, runs as Winograd's F(2×2, 3×3) (tensor/winograd.h). If a chunk's images hold a non-finite
-    // value or one large enough for its sums to overflow, or the weights do, the whole call runs on the
-    // columns below instead: every image's output is then the same whatever its chunk, and so whatever the
-    // thread count.
-    std::optional<detail::WinogradForward<T>> winograd;
-    if (detail::winograd_applies(g, s.c_in / s.groups)) {
-      winograd.emplace(pw, detail::WinogradSizes{.c_in = s.c_in,
-                                                 .height = s.height,
-                                                 .width = s.width,
-                                                 .c_out = s.c_out,
-                                                 .groups = s.groups,
-                                                 .pad_top = g.height.pad_left,
-                                                 .pad_left = g.width.pad_left,
-                                                 .out_h = s.out_h,
-                                                 .out_w = s.out_w});
+    // group, runs as Winograd's F(2×2, 3×3) (tensor/winograd.h), unless the images or the weights hold a
+    // value it refuses: a non-finite one, or one large enough for its sums to overflow.
+    std::optional<detail::WinogradConv<T>> winograd;
+    if (const auto sizes = winograd_sizes(s, g, detail::WinogradFilters::forward)) {
+      winograd.emplace(pw, *sizes, detail::WinogradFilters::forward);
       if (!winograd->usable()) winograd.reset();
     }
     // Per thread: Winograd's scratch, or the chunk's columns (G·rows, B·L) and its output (C_out, B·L).
     const ChunkScratch<T> scratch(
         plan, 0, std::max(winograd ? winograd->scratch_per_image() : 0, (s.all_rows() + s.c_out) * pixels));
-    if (winograd) {
-      std::atomic<bool> refused = false;
-      plan.run(s.n, [&](int t, int64_t first, int64_t b) {
-        if (refused.load(std::memory_order_relaxed)) return;
-        if (!winograd->run_chunk(px + first * s.c_in * s.height * s.width, b, scratch.of(t),
-                                 py + first * s.c_out * pixels)) {
-          refused.store(true, std::memory_order_relaxed);
-        }
-      });
-      if (!refused.load(std::memory_order_relaxed)) return;
+    if (winograd &&
+        run_winograd(*winograd, plan, s.n, px, s.c_in * s.height * s.width, scratch, py, s.c_out * pixels)) {
+      return;
     }
     std::vector<int64_t> zeros_for(static_cast<size_t>(plan.threads), 0);
     plan.run(s.n, [&](int t, int64_t first, int64_t b) {
@@ -497,8 +519,22 @@ Tensor conv2d_input_grad(const Tensor& gy, const Tensor& weight, int64_t height,
     const int64_t rows = s.rows(), c_out_g = s.c_out / s.groups, pixels = s.pixels();
     const ChunkPlan plan(s);
     const std::vector<WindowRow> windows = window_rows(s, g);
-    // Per thread: the chunk's output gradient (C_out, B·L), then its columns' gradient (G·rows, B·L).
-    const ChunkScratch<T> scratch(plan, 0, (s.c_out + s.all_rows()) * pixels);
+    // The forward's kernels and paddings of at most 2 with kWinogradMinChannels (32) or more input and
+    // output channels a group: Winograd's convolution of gy (tensor/winograd.h), unless gy or the weights
+    // hold a value it refuses.
+    std::optional<detail::WinogradConv<T>> winograd;
+    if (const auto sizes = winograd_sizes(s, g, detail::WinogradFilters::input_grad)) {
+      winograd.emplace(pw, *sizes, detail::WinogradFilters::input_grad);
+      if (!winograd->usable()) winograd.reset();
+    }
+    // Per thread: Winograd's scratch, or the chunk's output gradient (C_out, B·L) and then its columns'
+    // gradient (G·rows, B·L).
+    const ChunkScratch<T> scratch(
+        plan, 0, std::max(winograd ? winograd->scratch_per_image() : 0, (s.c_out + s.all_rows()) * pixels));
+    if (winograd &&
+        run_winograd(*winograd, plan, s.n, pg, s.c_out * pixels, scratch, px, s.c_in * height * width)) {
+      return;
+    }
     plan.run(s.n, [&](int t, int64_t first, int64_t b) {
       T* g_chunk = scratch.of(t);
       T* cols = g_chunk + s.c_out * b * pixels;

@@ -94,8 +94,12 @@ int main(int argc, char** argv) {
   };
   const std::vector<Case2d> cases_2d = {
       {"3x3_padding1", {.in_channels = 3, .out_channels = 4, .kernel_size = 3, .padding = 1}, 6, 5},
-      // 32 input channels: the forward runs as Winograd's F(2×2, 3×3) (tensor/winograd.h)
-      {"3x3_padding1_winograd", {.in_channels = 32, .out_channels = 5, .kernel_size = 3, .padding = 1}, 7, 6},
+      // 32 input and 32 output channels: the forward and the input's gradient run as Winograd's F(2×2, 3×3)
+      // (tensor/winograd.h)
+      {"3x3_padding1_winograd",
+       {.in_channels = 32, .out_channels = 32, .kernel_size = 3, .padding = 1},
+       7,
+       6},
       {"3x2_stride2x1_padding1x0",
        {.in_channels = 2, .out_channels = 3, .kernel_size = {3, 2}, .stride = {2, 1}, .padding = {1, 0}},
        7,

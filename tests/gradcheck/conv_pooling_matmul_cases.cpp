@@ -53,6 +53,14 @@ void add_conv_pooling_matmul_cases(const AddCase& add_case) {
         return Inputs{normal(g, {1, 32, size_in(g, 3, 5), 4}), normal(g, {2, 32, 3, 3}), normal(g, {2})};
       },
       [](In x) { return conv2d(x[0], x[1], x[2], {.padding = 1}); });
+  add_case(
+      "conv2d (3x3, padding (2, 0), 32 input and output channels: Winograd's forward and input gradient)",
+      [](Generator& g) {
+        return Inputs{normal(g, {1, 32, size_in(g, 2, 3), 3}), normal(g, {32, 32, 3, 3}), normal(g, {32})};
+      },
+      [](In x) {
+        return conv2d(x[0], x[1], x[2], {.padding = {2, 0}});
+      });
   // conv2d's backward ops, each differentiated in both its operands: x 5×4 in 2 groups of 2 channels, a
   // 3×2 kernel, stride (2, 1), dilation (1, 2), padding (1, 0) -> 3×2 outputs.
   const Conv2dGeometry strided{.height = {.kernel = 3, .stride = 2, .pad_left = 1, .pad_right = 1},
@@ -69,6 +77,15 @@ void add_conv_pooling_matmul_cases(const AddCase& add_case) {
         return Inputs{normal(g, {2, 4, 3, 2}), normal(g, {2, 4, 5, 4})};
       },
       [strided](In x) { return conv2d_weight_grad(x[0], x[1], strided, 2); });
+  add_case(
+      "conv2d_input_grad (3x3, padding 1, 32 input and output channels: Winograd's)",
+      [](Generator& g) {
+        return Inputs{normal(g, {1, 32, 3, 2}), normal(g, {32, 32, 3, 3})};
+      },
+      [](In x) {
+        const Conv1dGeometry same{.kernel = 3, .pad_left = 1, .pad_right = 1};
+        return conv2d_input_grad(x[0], x[1], 3, 2, {.height = same, .width = same}, 1);
+      });
   add_case(
       "max_pool1d (kernel 3, stride 2, padding 1)",
       [](Generator& g) {

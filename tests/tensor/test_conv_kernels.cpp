@@ -1,7 +1,7 @@
-// conv2d's kernels (tensor/unfold.h) against the textbook loops, in float64 (Winograd's forward in float32
-// too): the forward, the input's gradient and the weight's, on geometries that take each of their paths
-// (the flat copy of a 'same' convolution, strides, dilations, groups, uneven padding, the forward's
-// Winograd path) and on a batch whose chunks differ in size, on one thread and on two.
+// conv2d's kernels (tensor/unfold.h) against the textbook loops, in float64 (Winograd's in float32 too):
+// the forward, the input's gradient and the weight's, on geometries that take each of their paths (the
+// flat copy of a 'same' convolution, strides, dilations, groups, uneven padding, Winograd's forward and
+// input gradient) and on a batch whose chunks differ in size, on one thread and on two.
 #include <cstring>
 #include <utility>
 
@@ -78,23 +78,33 @@ BOOST_AUTO_TEST_CASE(conv2d_kernels_match_the_textbook_loops) {
         .width = {.kernel = 2, .dilation = 2}},
        2},
       {"stride 1, no padding", {2, 2, 5, 6}, {3, 2, 3, 3}, {.height = {.kernel = 3}, .width = {.kernel = 3}}},
-      // 32 input channels a group and more: the forward's Winograd path (tensor/winograd.h).
-      {"Winograd: 'same', odd height and width", {3, 32, 9, 7}, {5, 32, 3, 3}, same_3x3()},
-      {"Winograd: no padding, 6×5",
+      // 32 input channels a group and more: the forward's Winograd path (tensor/winograd.h); 32 input and
+      // 32 output channels and more: the input gradient's too, padded by 2 - p.
+      {"Winograd both ways: 'same', odd height and width", {3, 32, 9, 7}, {32, 32, 3, 3}, same_3x3()},
+      {"Winograd's forward: no padding, 6×5",
        {2, 32, 6, 5},
        {4, 32, 3, 3},
        {.height = {.kernel = 3}, .width = {.kernel = 3}}},
-      {"Winograd: one output pixel",
-       {2, 32, 3, 3},
-       {4, 32, 3, 3},
+      {"Winograd both ways: no padding (the gradient's: 2), 6×5",
+       {2, 32, 6, 5},
+       {32, 32, 3, 3},
        {.height = {.kernel = 3}, .width = {.kernel = 3}}},
-      {"Winograd: padding (2, 0) and (1, 2)",
+      {"Winograd both ways: one output pixel",
+       {2, 32, 3, 3},
+       {32, 32, 3, 3},
+       {.height = {.kernel = 3}, .width = {.kernel = 3}}},
+      {"Winograd both ways: padding (2, 0) and (1, 2)",
        {2, 32, 5, 6},
-       {3, 32, 3, 3},
+       {32, 32, 3, 3},
        {.height = {.kernel = 3, .pad_left = 2}, .width = {.kernel = 3, .pad_left = 1, .pad_right = 2}}},
-      {"Winograd: groups 2", {3, 64, 7, 8}, {6, 32, 3, 3}, same_3x3(), 2},
+      {"Winograd's forward, not its input gradient: padding 3 (the gradient's would be -1)",
+       {2, 32, 4, 5},
+       {32, 32, 3, 3},
+       {.height = {.kernel = 3, .pad_left = 3, .pad_right = 3}, .width = {.kernel = 3, .pad_left = 1}}},
+      {"Winograd's forward: groups 2", {3, 64, 7, 8}, {6, 32, 3, 3}, same_3x3(), 2},
+      {"Winograd both ways: groups 2", {3, 64, 7, 8}, {64, 32, 3, 3}, same_3x3(), 2},
       // Columns of 2 images fill a chunk: chunks of 2, 2 and 1 image, on one thread and on two.
-      {"Winograd: chunks of two sizes", {5, 32, 20, 20}, {3, 32, 3, 3}, same_3x3()},
+      {"Winograd both ways: chunks of two sizes", {5, 32, 20, 20}, {32, 32, 3, 3}, same_3x3()},
   };
   const int threads_before = num_threads();
   for (const int threads : {1, 2}) {
@@ -118,69 +128,81 @@ BOOST_AUTO_TEST_CASE(conv2d_kernels_match_the_textbook_loops) {
   set_num_threads(threads_before);
 }
 
-// Winograd's forward mixes the pixels of a 4×4 tile: an inf that an output reads can come out NaN there,
-// where the direct sum gives ±inf, and four pixels near the type's largest value can overflow. A call
-// whose images or weights hold such a value runs on the columns instead, so every output is what the
-// direct sum gives (NaN, the same infinity, or the same number), and the same on any thread count.
-// 10 images of 20×20 make 5 chunks of 2; the odd values sit in images 0 and 8 only, so the chunks
-// between them would take Winograd's path if the decision were a chunk's. 4 images of 8×8 make one chunk
-// on one thread and two of 2 on two: with an inf in image 0 only, a chunk's decision would send images
-// 2 and 3 down different paths on the two thread counts.
-BOOST_AUTO_TEST_CASE(conv2d_winograd_forward_keeps_infinities_and_overflows_out) {
-  const Case c{"Winograd with odd values", {10, 32, 20, 20}, {3, 32, 3, 3}, same_3x3()};
-  const Shape y_shape{10, 3, 20, 20};
+// Winograd's convolution mixes the pixels of a 4×4 tile: an inf that an output reads can come out NaN
+// there, where the direct sum gives ±inf, and four pixels near the type's largest value can overflow. A
+// call whose images (x for the forward, gy for the input's gradient) or weights hold such a value runs on
+// the columns instead, so every output is what the direct sum gives (NaN, the same infinity, or the same
+// number). 10 images of 20×20 make 5 chunks of 2 on one thread and on two; the odd values sit in images 0
+// and 8 only, so the chunks between them would take Winograd's path if the decision were a chunk's:
+// their bits would then be Winograd's, not those the columns give them when the odd value is in image 9.
+BOOST_AUTO_TEST_CASE(conv2d_winograd_keeps_infinities_and_overflows_out) {
+  const Case c{"Winograd with odd values", {10, 32, 20, 20}, {32, 32, 3, 3}, same_3x3()};
   auto at = [&](int64_t image, int64_t channel, int64_t row, int64_t col) {
-    return static_cast<size_t>(((image * c.x[1] + channel) * c.x[2] + row) * c.x[3] + col);
+    return static_cast<size_t>(((image * 32 + channel) * 20 + row) * 20 + col);
   };
   const int threads_before = num_threads();
-  for (const DType dtype : {DType::Float64, DType::Float32}) {
-    const double tol = dtype == DType::Float64 ? 1e-10 : 1e-4;
-    Generator gen(11);
-    const Tensor x = Tensor::normal(c.x, 0, 1, DType::Float64, &gen);
-    const Tensor w = Tensor::normal(c.weight, 0, 1, DType::Float64, &gen);
-    const Tensor gy = Tensor::zeros(y_shape, DType::Float64);
-    Tensor odd = x.clone();
-    double* px = odd.data_ptr<double>();
-    px[at(0, 3, 2, 3)] = INFINITY;
-    px[at(0, 7, 0, 0)] = -INFINITY;  // a corner
-    px[at(8, 9, 19, 19)] = NAN;      // the other corner
-    Tensor huge = x.clone();
-    for (const auto& [row, col] : {std::pair{6, 6}, {6, 7}, {7, 6}, {7, 7}}) {
-      huge.data_ptr<double>()[at(8, 0, row, col)] = 1.5e38;  // near float32's largest, 3.4e38
-    }
-    const Tensor small_w = w * 0.01;  // so that the direct sums stay inside float32's range
-    Tensor four = Tensor::normal({4, 32, 8, 8}, 0, 1, DType::Float32, &gen);
-    four.data_ptr<float>()[3 * 8 + 5] = INFINITY;  // image 0, channel 0, pixel (3, 5)
-    std::vector<float> on_one_thread;
-    for (const int threads : {1, 2}) {
-      set_num_threads(threads);
-      BOOST_TEST_CONTEXT(dtype_name(dtype) << ", " << threads << " thread(s)") {
-        const Tensor xd = x.to(dtype), wd = w.to(dtype);
-        expect_close(conv2d_forward(xd, wd, c.g, 1), textbook(c, x, w, gy).y, tol);
-        const Tensor y_odd = conv2d_forward(odd.to(dtype), wd, c.g, 1);
-        expect_close(y_odd, textbook(c, odd, w, gy).y, tol);
-        Tensor inf_w = w.clone();
-        inf_w.data_ptr<double>()[(1 * 32 + 4) * 9 + 4] = INFINITY;  // filter 1's centre: it reads every pixel
-        expect_close(conv2d_forward(xd, inf_w.to(dtype), c.g, 1), textbook(c, x, inf_w, gy).y, tol);
-        if (dtype == DType::Float32) {
-          const Tensor y_huge = conv2d_forward(huge.to(dtype), small_w.to(dtype), c.g, 1);
-          const std::vector<double> expected = textbook(c, huge, small_w, gy).y,
-                                    got = y_huge.to_vector<double>();
-          for (size_t i = 0; i < got.size(); ++i) {
-            BOOST_TEST(std::abs(got[i] - expected[i]) <= 1e-5 * std::max(1.0, std::abs(expected[i])),
-                       "element " << i << ": " << got[i] << " vs " << expected[i]);
-          }
-          // Bit for bit the same on any thread count, odd values or not.
-          std::vector<float> bits = y_odd.to_vector<float>();
-          for (const Tensor& y : {conv2d_forward(xd, wd, c.g, 1), conv2d_forward(four, wd, c.g, 1)}) {
-            const std::vector<float> more = y.to_vector<float>();
-            bits.insert(bits.end(), more.begin(), more.end());
-          }
-          if (threads == 1) {
-            on_one_thread = bits;
-          } else {
-            BOOST_REQUIRE_EQUAL(bits.size(), on_one_thread.size());
-            BOOST_TEST(std::memcmp(bits.data(), on_one_thread.data(), bits.size() * sizeof(float)) == 0);
+  for (const bool input_grad : {false, true}) {
+    // The kernel under test on `in` (x, or gy for the input's gradient), and the textbook's answer.
+    auto run = [&](const Tensor& in, const Tensor& w) {
+      return input_grad ? conv2d_input_grad(in, w, 20, 20, c.g, 1) : conv2d_forward(in, w, c.g, 1);
+    };
+    auto expected = [&](const Tensor& in, const Tensor& w) {
+      const Tensor other = Tensor::zeros(c.x, DType::Float64);  // the same shape as y here
+      return input_grad ? textbook(c, other, w, in).gx : textbook(c, in, w, other).y;
+    };
+    for (const DType dtype : {DType::Float64, DType::Float32}) {
+      const double tol = dtype == DType::Float64 ? 1e-10 : 1e-4;
+      Generator gen(11);
+      const Tensor x = Tensor::normal(c.x, 0, 1, DType::Float64, &gen);
+      const Tensor w = Tensor::normal(c.weight, 0, 1, DType::Float64, &gen);
+      Tensor odd = x.clone();
+      double* px = odd.data_ptr<double>();
+      px[at(0, 3, 2, 3)] = INFINITY;
+      px[at(0, 7, 0, 0)] = -INFINITY;  // a corner
+      px[at(8, 9, 19, 19)] = NAN;      // the other corner
+      Tensor huge = x.clone();
+      for (const auto& [row, col] : {std::pair{6, 6}, {6, 7}, {7, 6}, {7, 7}}) {
+        huge.data_ptr<double>()[at(8, 0, row, col)] = 1.5e38;  // near float32's largest, 3.4e38
+      }
+      Tensor inf_w = w.clone();
+      inf_w.data_ptr<double>()[(1 * 32 + 4) * 9 + 4] = INFINITY;  // filter (1, 4)'s centre: reads every pixel
+      const Tensor small_w = w * 0.01;  // so that the direct sums stay inside float32's range
+      Tensor late_nan = x.clone();
+      late_nan.data_ptr<double>()[at(9, 5, 10, 10)] = NAN;
+      const std::vector<double> plain = expected(x, w), with_odd = expected(odd, w),
+                                with_inf_w = expected(x, inf_w), with_huge = expected(huge, small_w);
+      std::vector<float> on_one_thread;
+      for (const int threads : {1, 2}) {
+        set_num_threads(threads);
+        BOOST_TEST_CONTEXT((input_grad ? "input gradient, " : "forward, ")
+                           << dtype_name(dtype) << ", " << threads << " thread(s)") {
+          const Tensor xd = x.to(dtype), wd = w.to(dtype);
+          expect_close(run(xd, wd), plain, tol);
+          const Tensor y_odd = run(odd.to(dtype), wd);
+          expect_close(y_odd, with_odd, tol);
+          expect_close(run(xd, inf_w.to(dtype)), with_inf_w, tol);
+          if (dtype == DType::Float32) {
+            const std::vector<double> got = run(huge.to(dtype), small_w.to(dtype)).to_vector<double>();
+            for (size_t i = 0; i < got.size(); ++i) {
+              BOOST_TEST(std::abs(got[i] - with_huge[i]) <= 1e-5 * std::max(1.0, std::abs(with_huge[i])),
+                         "element " << i << ": " << got[i] << " vs " << with_huge[i]);
+            }
+            // Images 2 to 7 of a refused call, bit for bit as the columns give them, and not as Winograd.
+            const std::vector<float> y_plain = run(xd, wd).to_vector<float>(),
+                                     odd_bits = y_odd.to_vector<float>(),
+                                     late_bits = run(late_nan.to(dtype), wd).to_vector<float>();
+            const size_t image = y_plain.size() / 10, from = 2 * image, bytes = 6 * image * sizeof(float);
+            BOOST_TEST(std::memcmp(odd_bits.data() + from, late_bits.data() + from, bytes) == 0);
+            BOOST_TEST(std::memcmp(odd_bits.data() + from, y_plain.data() + from, bytes) != 0);
+            // Bit for bit the same on one thread and on two, whose chunks are the same here.
+            std::vector<float> bits = odd_bits;
+            bits.insert(bits.end(), y_plain.begin(), y_plain.end());
+            if (threads == 1) {
+              on_one_thread = bits;
+            } else {
+              BOOST_REQUIRE_EQUAL(bits.size(), on_one_thread.size());
+              BOOST_TEST(std::memcmp(bits.data(), on_one_thread.data(), bits.size() * sizeof(float)) == 0);
+            }
           }
         }
       }
