@@ -445,7 +445,7 @@ std::optional<detail::WinogradSizes> winograd_sizes(const ConvSizes& s, const Co
 
 // Runs `winograd` on every chunk, from the images at `in` into those at `out`; false if a chunk's
 // images hold a value it refuses (tensor/winograd.h): then the whole call is to run on the columns, so
-// that every image's result is the same whatever its chunk, and so whatever the thread count.
+// that every image takes the same path whatever its chunk, and so whatever the thread count.
 template <typename T>
 bool run_winograd(const detail::WinogradConv<T>& winograd, const ChunkPlan& plan, int64_t n, const T* in,
                   int64_t in_image, const ChunkScratch<T>& scratch, T* out, int64_t out_image) {
@@ -510,7 +510,8 @@ Tensor conv2d_input_grad(const Tensor& gy, const Tensor& weight, int64_t height,
   const ConvSizes s = conv_sizes("conv2d_input_grad", x_shape, weight.shape(), g, groups);
   check_output_grad("conv2d_input_grad", gy, s);
   if (x_shape.numel() == 0 || gy.numel() == 0) return Tensor::zeros(x_shape, gy.dtype());
-  Tensor gx = Tensor::empty(x_shape, gy.dtype());  // zeroed chunk by chunk, just before its col2im
+  // Every entry written: by Winograd's output transform, or zeroed chunk by chunk just before its col2im.
+  Tensor gx = Tensor::empty(x_shape, gy.dtype());
   const Tensor gc = gy.contiguous(), wc = weight.contiguous();
   dispatch_float(gy.dtype(), "conv2d_input_grad", [&]<typename T>() {
     const T* pg = gc.data_ptr<const T>();

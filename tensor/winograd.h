@@ -3,8 +3,9 @@
 // of outputs from the 4×4 tile of the input it reads, as 16 products per group of (tiles × C_in/G) by
 // (C_in/G × C_out/G) where im2col makes one of (C_out/G × 9·C_in/G) by (9·C_in/G × pixels): 2.25 times
 // fewer multiply-adds, still OpenBLAS's products, and no columns 9 times the input's size to write and
-// read back. The transforms run along the channels (the images are copied channels last), in vectors as
-// long as C_in/G ≥ 32 and C_out, where along a row of tiles they would be 7 long in a 14×14 layer. A private
+// read back. The transforms run along the channels (the images are copied channels last): the input's
+// along all C_in (at least 32), the output's along all C_out, where along a row of tiles they would run 7
+// long in a 14×14 layer. A private
 // header of tensor/ (not installed): conv2d_forward and conv2d_input_grad (tensor/unfold.cpp) run it on each
 // chunk of images they can.
 //
@@ -34,10 +35,11 @@
 
 namespace minigrad::detail {
 
-// Input channels a group needs for Winograd to beat im2col: with fewer, its 16 products are too shallow
-// (one input channel: products 1 deep, against im2col's 9). With 16 (the Fashion-MNIST example's second
-// layer: 16 -> 64 channels, 14×14), one step of the example's CNN ran 0.95-1.01 times as fast in two runs;
-// with 32 (the c32 network), 1.00-1.05 (docs/performance.md, "Image layers").
+// Input channels a group needs for Winograd's forward to beat im2col: with fewer, its 16 products are too
+// shallow (one input channel: products 1 deep, against im2col's 9). With 16 (the Fashion-MNIST example's
+// second layer: 16 -> 64 channels, 14×14), one step of the example's CNN ran 0.95-1.01 times as fast in two
+// runs; with 32 (the c32 network), 1.00-1.05 (docs/performance.md, History, "conv2d with Winograd's
+// forward alone"). The input's gradient needs as many on both sides (below).
 inline constexpr int64_t kWinogradMinChannels = 32;
 
 // True for the forwards it computes: a 3×3 kernel, stride 1, dilation 1, any padding, and at least

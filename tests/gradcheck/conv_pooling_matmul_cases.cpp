@@ -54,9 +54,10 @@ void add_conv_pooling_matmul_cases(const AddCase& add_case) {
       },
       [](In x) { return conv2d(x[0], x[1], x[2], {.padding = 1}); });
   add_case(
-      "conv2d (3x3, padding (2, 0), 32 input and output channels: Winograd's forward and input gradient)",
+      "conv2d (3x3, padding (2, 0), 32 -> 40 channels, weight held constant: Winograd's forward and input "
+      "gradient)",
       [](Generator& g) {
-        return Inputs{normal(g, {1, 32, size_in(g, 2, 3), 3}), normal(g, {32, 32, 3, 3}), normal(g, {32})};
+        return Inputs{normal(g, {1, 32, size_in(g, 2, 3), 3}), constant(g, {40, 32, 3, 3}), normal(g, {40})};
       },
       [](In x) {
         return conv2d(x[0], x[1], x[2], {.padding = {2, 0}});
@@ -78,9 +79,9 @@ void add_conv_pooling_matmul_cases(const AddCase& add_case) {
       },
       [strided](In x) { return conv2d_weight_grad(x[0], x[1], strided, 2); });
   add_case(
-      "conv2d_input_grad (3x3, padding 1, 32 input and output channels: Winograd's)",
+      "conv2d_input_grad (3x3, padding 1, 32 -> 40 channels, weight held constant: Winograd's)",
       [](Generator& g) {
-        return Inputs{normal(g, {1, 32, 3, 2}), normal(g, {32, 32, 3, 3})};
+        return Inputs{normal(g, {1, 40, 3, 2}), constant(g, {40, 32, 3, 3})};
       },
       [](In x) {
         const Conv1dGeometry same{.kernel = 3, .pad_left = 1, .pad_right = 1};

@@ -24,6 +24,12 @@ inline int64_t size_in(Generator& g, int64_t low, int64_t high) {
 inline Variable normal(Generator& g, const Shape& shape) {
   return Variable(Tensor::normal(shape, 0, 1, F64, &g), true);
 }
+// An input gradcheck does not differentiate (requires_grad false): for the weight of a case that needs
+// many channels to take its path (Winograd's 32), whose 11,520 entries would make the second-order check's
+// Jacobians about 0.9 GB; the weight's gradient is checked in smaller cases.
+inline Variable constant(Generator& g, const Shape& shape) {
+  return Variable(Tensor::normal(shape, 0, 1, F64, &g), false);
+}
 inline Variable positive(Generator& g, const Shape& shape) {
   return Variable(Tensor::uniform(shape, 0.5, 2.0, F64, &g), true);
 }
