@@ -160,9 +160,20 @@ void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds,
   }
 }
 
-// Out of place: `g` may be shared with another input's gradient (add hands the same one to both inputs).
+// In place when the waiting gradient is ours alone: no other handle on its Variable or its buffer, no graph
+// to record (create_graph), and dense, contiguous and the whole of its buffer. Otherwise out of place: the
+// waiting tensor may be another input's too (add hands the same one to both its inputs, reshape passes its
+// upstream gradient on as a view). In place, the sum skips a fresh buffer of the value's size, and its
+// values are the same: total + g either way.
 void add_into(Variable& total, Variable g) {
-  total = total.defined() ? add(total, g) : std::move(g);
+  if (!total.defined()) {
+    total = std::move(g);
+  } else if (!GradMode::is_enabled() && total.impl().use_count() == 1 && !total.data().is_row_sparse() &&
+             total.data().owns_its_buffer()) {
+    total.data().add_(g.data());
+  } else {
+    total = add(total, g);
+  }
 }
 
 }  // namespace detail

@@ -25,7 +25,7 @@ struct Sinks {
 // Steps 1 and 2 of a backward pass from `roots`, each seeded with its gradient.
 void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds, bool retain_graph,
                    const Sinks& sinks);
-// The gradient waiting at a node receives one more consumer's share (out of place).
+// The gradient waiting at a node receives one more consumer's share (in place when nothing else holds it).
 void add_into(Variable& total, Variable g);
 
 // ---- backward_checks.cpp: the errors a backward pass raises ----

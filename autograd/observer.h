@@ -11,7 +11,10 @@
 //   }
 //
 // The values are the engine's own, as it computes them; with no observer set, a pass costs one test of a
-// pointer (autograd/engine.cpp). A backward from a leaf itself runs no node and reports nothing.
+// pointer (autograd/engine.cpp). A backward from a leaf itself runs no node and reports nothing. The engine
+// may later add another consumer's share into a gradient it sent, in place: an observer that wants the
+// value as sent keeps a handle on it (a Variable or Tensor copy, which makes the engine sum out of place)
+// or copies what it needs at once.
 #pragma once
 
 #include <cstddef>

@@ -4,7 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <vector>
+#include <memory>
 
 #include "minigrad/tensor/threads.h"
 
@@ -142,8 +142,9 @@ void split_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, cons
   auto b_col = [&](int64_t j) { return tb ? b + j * ldb : b + j; };
 
   if (k >= 4 * std::max(m, n)) {
-    // Thread 0 sums its share of k into C (with beta), the others into buffers of their own.
-    std::vector<T> partial(static_cast<size_t>((threads - 1) * m * n));
+    // Thread 0 sums its share of k into C (with beta), the others into buffers of their own (BLAS
+    // writes every entry: no zeros needed first).
+    const auto partial = std::make_unique_for_overwrite<T[]>(static_cast<size_t>((threads - 1) * m * n));
     parallel_run(threads, [&](int t) {
       const int64_t p0 = start(k, t), p1 = start(k, t + 1);
       if (t == 0) {
@@ -155,12 +156,16 @@ void split_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, cons
         std::fill_n(&partial[(t - 1) * m * n], m * n, T(0));
       }
     });
-    for (int t = 1; t < threads; ++t) {
-      const T* p = &partial[(t - 1) * m * n];
-      for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < n; ++j) c[i * ldc + j] += p[i * n + j];
+    // Then C's rows take the buffers' sums in thread order, split between the threads when there are
+    // enough of them: each entry's sum is the same either way.
+    parallel_for(m, n * (threads - 1), [&](int64_t begin, int64_t end) {
+      for (int t = 1; t < threads; ++t) {
+        const T* p = &partial[(t - 1) * m * n];
+        for (int64_t i = begin; i < end; ++i) {
+          for (int64_t j = 0; j < n; ++j) c[i * ldc + j] += p[i * n + j];
+        }
       }
-    }
+    });
     return;
   }
   const bool by_rows = m >= n;

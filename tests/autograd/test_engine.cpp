@@ -91,6 +91,27 @@ BOOST_AUTO_TEST_CASE(a_leaf_never_keeps_a_gradient_that_someone_else_holds) {
   expect_equal(table.grad(), {6, 6, 0, 0, 3, 3});
 }
 
+BOOST_AUTO_TEST_CASE(gradients_are_summed_in_place_only_into_buffers_nobody_else_holds) {
+  // A value with several consumers sums their gradients, in place into the running total when nothing
+  // else holds it (autograd/engine.cpp, add_into). Here loss = sum((y1 + y2)·1) + sum(y1·y2) with y1 = 2x,
+  // y2 = 3x, so dloss/dx = 5 + 12x. The ·1 makes the gradient g of y1 + y2 a buffer of its own, and add
+  // hands g to both y1 and y2. y1·y2's gradient then reaches y1 while g still waits at y2 (y2's node runs
+  // after y1·y2's): summed into g in place, it would reach y2 as well. Twice: with y1 and y2 reshaped on
+  // the way (each reshape passes on a view of g, a Variable of its own on g's buffer: the check on the
+  // buffer), and directly (y1 and y2 wait on the same Variable: the check on the Variable). Both orders of
+  // the two terms.
+  for (const bool reshaped : {true, false}) {
+    for (const bool s_first : {true, false}) {
+      Variable x = leaf({1, 2, 3, 4}, {4});
+      Variable y1 = x * 2.0, y2 = x * 3.0;
+      Variable s = reshaped ? (reshape(y1, {2, 2}) + reshape(y2, {2, 2})) * 1.0 : (y1 + y2) * 1.0;
+      Variable t = y1 * y2;
+      (s_first ? sum(s) + sum(t) : sum(t) + sum(s)).backward();
+      expect_equal(x.grad(), {17, 29, 41, 53});
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(unbind_pieces_send_their_gradients_to_their_rows) {
   // x (3, 2) split into rows r0, r1, r2; y = sum(r0·r2) + sum(r2): dy/dr0 = r2, dy/dr1 = 0, dy/dr2 = r0 + 1
   Variable x = leaf({1, 2, 3, 4, 5, 6}, {3, 2});

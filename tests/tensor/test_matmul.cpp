@@ -70,7 +70,11 @@ BOOST_AUTO_TEST_CASE(products_split_between_threads_equal_the_textbook_sum) {
     const char* path;
     int64_t m, n, k;
   };
-  const Case cases[] = {{"rows", 1000, 40, 30}, {"columns", 20, 1100, 50}, {"k", 30, 20, 2000}};
+  // "k, rows in parallel": on 3 threads, C (128 × 256) takes its two partial sums on two threads.
+  const Case cases[] = {{"rows", 1000, 40, 30},
+                        {"columns", 20, 1100, 50},
+                        {"k", 30, 20, 2000},
+                        {"k, rows in parallel", 128, 256, 1024}};
   const int before = num_threads();
   Generator g(9);
   for (const int threads : {2, 3}) {
