@@ -331,7 +331,7 @@ struct NLLLossOptions {
 //   l1_loss         |x - t|, with gradient sign(x - t), 0 at 0
 //   smooth_l1_loss  0.5·d²/beta where |d| < beta, else |d| - 0.5·beta (d = x - t)
 //   huber_loss      0.5·d² where |d| < delta, else delta·(|d| - 0.5·delta)
-//   auto loss = mse_loss(model.forward(x), y);  mse_loss(out, y, {.reduction = Reduction::Sum});
+//   auto loss = mse_loss(model(x), y);  mse_loss(out, y, {.reduction = Reduction::Sum});
 Variable mse_loss(const Variable& input, const Variable& target, LossOptions options = {});
 Variable l1_loss(const Variable& input, const Variable& target, LossOptions options = {});
 Variable smooth_l1_loss(const Variable& input, const Variable& target, SmoothL1LossOptions options = {});
@@ -352,7 +352,7 @@ Tensor ne(const Variable& a, const Tensor& b);
 Tensor gt(const Variable& a, double s);
 Tensor lt(const Variable& a, double s);
 // The fraction of rows whose largest logit is at the label: logits (N, C), labels (N) int64 in [0, C).
-//   double acc = accuracy(model.forward(x), y);  // instead of mean(eq(argmax(out.data(), 1), y)...)
+//   double acc = accuracy(model(x), y);  // instead of mean(eq(argmax(out.data(), 1), y)...)
 double accuracy(const Variable& logits, const Tensor& labels);
 
 // ---- backward ops: each an op's gradient, g being the gradient of the op's output; a named op with a

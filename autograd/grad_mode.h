@@ -34,7 +34,7 @@ class GradModeGuard {
 };
 
 // Turns recording off on this thread for the guard's lifetime (evaluation, optimizer updates):
-//   { NoGradGuard no_grad; auto prediction = model.forward(x); }
+//   { NoGradGuard no_grad; auto prediction = model(x); }
 class NoGradGuard : public GradModeGuard {
  public:
   NoGradGuard() : GradModeGuard(false) {}

@@ -57,7 +57,7 @@ using GradcheckFunction = std::function<Variable(const std::vector<Variable>&)>;
 // Checks the gradients of f with respect to every input that requires grad. Those inputs must be float64
 // leaves that do not overlap themselves in memory (no expand()ed inputs). f may use them through other
 // handles too, so a layer's parameters can be checked through the layer:
-//   gradcheck([&](const std::vector<Variable>& in) { return linear.forward(in[0]); },
+//   gradcheck([&](const std::vector<Variable>& in) { return linear(in[0]); },
 //             {x, linear.weight, linear.bias});
 // gradcheck restores every value it perturbs and every input's .grad.
 GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,

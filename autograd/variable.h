@@ -78,7 +78,7 @@ class Variable {
  public:
   Variable() = default;
   // A constant leaf: a Tensor converts to one wherever a Variable is taken, as in PyTorch, where the two
-  // are one type (module inputs, loss targets, either side of an operator: model.forward(x), y - t).
+  // are one type (module inputs, loss targets, either side of an operator: model(x), y - t).
   Variable(Tensor data);  // NOLINT(google-explicit-constructor): the conversion is the point
   // A leaf that may require grad (only float tensors can).
   Variable(Tensor data, bool requires_grad);

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   const Tensor y = Tensor::from_vector(labels, {c.batch});
   auto step = [&] {
     optimizer.zero_grad();
-    cross_entropy(model.forward(x), y).backward();
+    cross_entropy(model(x), y).backward();
     optimizer.step();
   };
   const double s = bench::seconds_per_call(step, seconds / 5, 5);

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   auto step = [&] {
     lstm.zero_grad();
     x.zero_grad();
-    sum(lstm.forward(x).output * v).backward();
+    sum(lstm(x).output * v).backward();
   };
   const double s = bench::seconds_per_call(step, seconds / 5, 5);
   std::printf(

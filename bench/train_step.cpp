@@ -88,7 +88,7 @@ double matmul_flops_per_step(const Config& c) {
 }
 
 // The encoder (nn/transformer.h) with masked mean pooling and a linear head.
-class EncoderClassifier : public nn::Module {
+class EncoderClassifier : public nn::Layer<EncoderClassifier> {
  public:
   explicit EncoderClassifier(const Config& c) {
     encoder = register_module(
@@ -106,9 +106,9 @@ class EncoderClassifier : public nn::Module {
   }
 
   // tokens (B, T) int64, lengths (B) int64 -> logits (B, 2)
-  Variable forward(const Tensor& tokens, const Tensor& lengths) {
-    const Variable h = encoder->forward(tokens, {.valid_lens = lengths});  // (B, T, d)
-    return head->forward(mean_over_time(h, lengths, /*dim=*/1));           // (B, d) -> (B, 2)
+  Variable forward(const Tensor& tokens, const Tensor& lengths) const {
+    const Variable h = (*encoder)(tokens, {.valid_lens = lengths});  // (B, T, d)
+    return (*head)(mean_over_time(h, lengths, /*dim=*/1));           // (B, d) -> (B, 2)
   }
 
   std::string name() const override { return "EncoderClassifier"; }
@@ -224,7 +224,7 @@ void run_train_steps(const std::string& name, const Config& c, int steps, int wa
   auto step = [&] {
     const Batch& b = batches[size_t(next++ % kBatches)];
     optimizer.zero_grad();
-    const Variable loss = cross_entropy(model.forward(b.tokens, b.lengths), b.labels);
+    const Variable loss = cross_entropy(model(b.tokens, b.lengths), b.labels);
     loss.backward();
     optimizer.step();
     return loss.item();

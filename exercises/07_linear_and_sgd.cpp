@@ -7,7 +7,7 @@
 // x·Wᵀ + b for x (batch, in_features); the bias broadcasts over the batch.
 //
 // train_with_sgd runs `steps` steps, each:
-//   the loss (mse_loss(model.forward(x), y)), model.zero_grad(), loss.backward(), then for every
+//   the loss (mse_loss(model(x), y)), model.zero_grad(), loss.backward(), then for every
 //   parameter p: p ← p − lr·p.grad(), in place on p.data() (tensor.add_(other, alpha) adds alpha·other).
 // zero_grad first, or the gradients of earlier steps add up (task 4). Return each step's loss.item().
 //

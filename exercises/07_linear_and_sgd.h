@@ -11,7 +11,7 @@ namespace minigrad::exercises {
 
 // y = x·Wᵀ + b: x (batch, in_features) -> (batch, out_features), with its parameters registered as
 // "weight" (out_features, in_features) and "bias" (out_features), both drawn from U(-1/√in, 1/√in).
-class MyLinear : public nn::Module {
+class MyLinear : public nn::Layer<MyLinear> {
  public:
   // Draws from `generator`, or this thread's default generator when it is null.
   MyLinear(int64_t in_features, int64_t out_features, Generator* generator = nullptr);
@@ -23,7 +23,7 @@ class MyLinear : public nn::Module {
 };
 
 // `steps` steps of gradient descent on the whole batch, on the mean squared error between
-// model.forward(x) and y, each p ← p − lr·∂loss/∂p. Returns each step's loss, before its update.
+// model(x) and y, each p ← p − lr·∂loss/∂p. Returns each step's loss, before its update.
 std::vector<double> train_with_sgd(MyLinear& model, const Variable& x, const Variable& y, int steps,
                                    double lr);
 

@@ -17,70 +17,59 @@ std::string format_number(double v) {
 }  // namespace
 
 Variable ReLU::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(relu(call.input(0)));
+  return relu(x);
 }
 Variable Tanh::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(tanh(call.input(0)));
+  return tanh(x);
 }
 Variable Sigmoid::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(sigmoid(call.input(0)));
+  return sigmoid(x);
 }
 Variable GELU::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(gelu(call.input(0)));
+  return gelu(x);
 }
 
 Variable LeakyReLU::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(leaky_relu(call.input(0), negative_slope));
+  return leaky_relu(x, negative_slope);
 }
 std::string LeakyReLU::extra_repr() const {
   return "negative_slope=" + format_number(negative_slope);
 }
 
 Variable SiLU::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(silu(call.input(0)));
+  return silu(x);
 }
 
 Variable ELU::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(elu(call.input(0), alpha));
+  return elu(x, alpha);
 }
 std::string ELU::extra_repr() const {
   return "alpha=" + format_number(alpha);
 }
 
 Variable Softplus::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(softplus(call.input(0), beta, threshold));
+  return softplus(x, beta, threshold);
 }
 std::string Softplus::extra_repr() const {
   return "beta=" + format_number(beta) + ", threshold=" + format_number(threshold);
 }
 
 Variable Softmax::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(softmax(call.input(0), dim));
+  return softmax(x, dim);
 }
 std::string Softmax::extra_repr() const {
   return "dim=" + std::to_string(dim);
 }
 
 Variable LogSoftmax::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(log_softmax(call.input(0), dim));
+  return log_softmax(x, dim);
 }
 std::string LogSoftmax::extra_repr() const {
   return "dim=" + std::to_string(dim);
 }
 
 Variable Flatten::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(flatten(call.input(0), start_dim, end_dim));
+  return flatten(x, start_dim, end_dim);
 }
 std::string Flatten::extra_repr() const {
   return "start_dim=" + std::to_string(start_dim) + ", end_dim=" + std::to_string(end_dim);

@@ -7,31 +7,31 @@
 
 namespace minigrad::nn {
 
-class ReLU : public Module {
+class ReLU : public Layer<ReLU> {
  public:
   Variable forward(const Variable& x) const;  // max(x, 0)
   std::string name() const override { return "ReLU"; }
 };
 
-class Tanh : public Module {
+class Tanh : public Layer<Tanh> {
  public:
   Variable forward(const Variable& x) const;
   std::string name() const override { return "Tanh"; }
 };
 
-class Sigmoid : public Module {
+class Sigmoid : public Layer<Sigmoid> {
  public:
   Variable forward(const Variable& x) const;  // 1 / (1 + e^-x)
   std::string name() const override { return "Sigmoid"; }
 };
 
-class GELU : public Module {
+class GELU : public Layer<GELU> {
  public:
   Variable forward(const Variable& x) const;  // x·Φ(x), exact
   std::string name() const override { return "GELU"; }
 };
 
-class LeakyReLU : public Module {
+class LeakyReLU : public Layer<LeakyReLU> {
  public:
   explicit LeakyReLU(double negative_slope = 0.01) : negative_slope(negative_slope) {}
   Variable forward(const Variable& x) const;  // x where x > 0, else negative_slope·x
@@ -40,13 +40,13 @@ class LeakyReLU : public Module {
   double negative_slope;
 };
 
-class SiLU : public Module {
+class SiLU : public Layer<SiLU> {
  public:
   Variable forward(const Variable& x) const;  // x·σ(x)
   std::string name() const override { return "SiLU"; }
 };
 
-class ELU : public Module {
+class ELU : public Layer<ELU> {
  public:
   explicit ELU(double alpha = 1.0) : alpha(alpha) {}
   Variable forward(const Variable& x) const;  // x where x > 0, else alpha·(e^x - 1)
@@ -55,7 +55,7 @@ class ELU : public Module {
   double alpha;
 };
 
-class Softplus : public Module {
+class Softplus : public Layer<Softplus> {
  public:
   explicit Softplus(double beta = 1.0, double threshold = 20.0) : beta(beta), threshold(threshold) {}
   Variable forward(const Variable& x) const;  // log(1 + e^(beta·x)) / beta; x where beta·x > threshold
@@ -65,7 +65,7 @@ class Softplus : public Module {
 };
 
 // softmax and log_softmax along `dim` (PyTorch's modules take the dim too; there is no default here).
-class Softmax : public Module {
+class Softmax : public Layer<Softmax> {
  public:
   explicit Softmax(int64_t dim) : dim(dim) {}
   Variable forward(const Variable& x) const;
@@ -74,7 +74,7 @@ class Softmax : public Module {
   int64_t dim;
 };
 
-class LogSoftmax : public Module {
+class LogSoftmax : public Layer<LogSoftmax> {
  public:
   explicit LogSoftmax(int64_t dim) : dim(dim) {}
   Variable forward(const Variable& x) const;
@@ -86,18 +86,15 @@ class LogSoftmax : public Module {
 // ---- shape modules for Sequential ----
 
 // Its input, unchanged: a placeholder where a model may or may not have a layer.
-class Identity : public Module {
+class Identity : public Layer<Identity> {
  public:
-  Variable forward(const Variable& x) const {
-    ModuleCall call(*this, {x});
-    return call.output(call.input(0));
-  }
+  Variable forward(const Variable& x) const { return x; }
   std::string name() const override { return "Identity"; }
 };
 
 // Dimensions start_dim..end_dim merged into one (flatten in autograd/functions.h); PyTorch's default keeps
 // the batch dimension: (N, C, L) -> (N, C·L).
-class Flatten : public Module {
+class Flatten : public Layer<Flatten> {
  public:
   explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1) : start_dim(start_dim), end_dim(end_dim) {}
   Variable forward(const Variable& x) const;

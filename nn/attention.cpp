@@ -9,10 +9,8 @@ DotProductAttention::DotProductAttention(double p, Generator* generator) {
   dropout = register_module("dropout", std::make_shared<Dropout>(p, generator));
 }
 
-Variable DotProductAttention::forward(const Variable& queries_in, const Variable& keys_in,
-                                      const Variable& values_in, const AttentionMask& mask) const {
-  ModuleCall call(*this, {queries_in, keys_in, values_in});
-  const Variable &queries = call.input(0), &keys = call.input(1), &values = call.input(2);
+Variable DotProductAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
+                                      const AttentionMask& mask) const {
   const int r = queries.rank();
   if (r < 3 || keys.rank() != r || values.rank() != r || queries.shape()[r - 1] != keys.shape()[r - 1] ||
       keys.shape()[r - 2] != values.shape()[r - 2]) {
@@ -29,7 +27,7 @@ Variable DotProductAttention::forward(const Variable& queries_in, const Variable
       queries, keys, values,
       {.mask = mask, .dropout = drop ? dropout->p : 0, .seed = seed, .kernel = kernel});
   attention_weights_ = result.weights;
-  return call.output(result.output);  // (B, …, n_q, d_v)
+  return result.output;  // (B, …, n_q, d_v)
 }
 
 void set_attention_kernel(Module& module, AttentionKernel kernel) {
@@ -67,26 +65,24 @@ Variable MultiHeadAttention::split_heads(const Variable& x) const {
 Variable MultiHeadAttention::project_keys(const Variable& keys) const {
   if (keys.rank() != 3)
     throw ShapeError("MultiHeadAttention", "expects keys (B, n_k, k), got " + keys.shape().str());
-  return split_heads(W_k->forward(keys));
+  return split_heads((*W_k)(keys));
 }
 
 Variable MultiHeadAttention::project_values(const Variable& values) const {
   if (values.rank() != 3)
     throw ShapeError("MultiHeadAttention", "expects values (B, n_k, v), got " + values.shape().str());
-  return split_heads(W_v->forward(values));
+  return split_heads((*W_v)(values));
 }
 
-Variable MultiHeadAttention::forward(const Variable& queries_in, const Variable& keys_in,
-                                     const Variable& values_in, const AttentionMask& mask) const {
-  ModuleCall call(*this, {queries_in, keys_in, values_in});
-  const Variable &queries = call.input(0), &keys = call.input(1), &values = call.input(2);
+Variable MultiHeadAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
+                                     const AttentionMask& mask) const {
   if (queries.rank() != 3 || keys.rank() != 3 || values.rank() != 3 || keys.shape()[1] != values.shape()[1] ||
       queries.shape()[0] != keys.shape()[0] || keys.shape()[0] != values.shape()[0]) {
     throw ShapeError("MultiHeadAttention",
                      "expects queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v), got " +
                          queries.shape().str() + ", " + keys.shape().str() + ", " + values.shape().str());
   }
-  return call.output(attend(queries, project_keys(keys), project_values(values), mask));
+  return attend(queries, project_keys(keys), project_values(values), mask);
 }
 
 Variable MultiHeadAttention::attend(const Variable& queries, const Variable& heads_k, const Variable& heads_v,
@@ -98,12 +94,12 @@ Variable MultiHeadAttention::attend(const Variable& queries, const Variable& hea
                      "head) alike, got " +
                          queries.shape().str() + ", " + heads_k.shape().str() + ", " + heads_v.shape().str());
   }
-  const Variable q = split_heads(W_q->forward(queries));
-  const Variable heads = attention->forward(q, heads_k, heads_v, mask);  // (B, h, n_q, head)
+  const Variable q = split_heads((*W_q)(queries));
+  const Variable heads = (*attention)(q, heads_k, heads_v, mask);  // (B, h, n_q, head)
   // (B, h, n_q, head) -> (B, n_q, h, head) -> (B, n_q, num_hiddens)
   const Variable merged =
       reshape(permute(heads, {0, 2, 1, 3}), {queries.shape()[0], queries.shape()[1], options.num_hiddens});
-  return W_o->forward(merged);
+  return (*W_o)(merged);
 }
 
 }  // namespace minigrad::nn

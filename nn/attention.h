@@ -27,7 +27,7 @@ using minigrad::AttentionKernel;
 using minigrad::AttentionMask;
 using minigrad::masked_softmax;
 
-class DotProductAttention : public Module {
+class DotProductAttention : public Layer<DotProductAttention> {
  public:
   explicit DotProductAttention(double dropout = 0, Generator* generator = nullptr);
 
@@ -68,7 +68,7 @@ struct MultiHeadAttentionOptions {
 //   head_i = attention(Q·W_q,i, K·W_k,i, V·W_v,i),   output = concat(head_1 … head_h)·W_o
 // The heads are split by a reshape to (B, n, h, num_hiddens/h) and a transpose to (B, h, n, …), so that
 // one batched matmul serves every head, and merged back the same way.
-class MultiHeadAttention : public Module {
+class MultiHeadAttention : public Layer<MultiHeadAttention> {
  public:
   explicit MultiHeadAttention(const MultiHeadAttentionOptions& options);
   MultiHeadAttention(int64_t num_hiddens, int64_t num_heads, double dropout, bool bias = false)

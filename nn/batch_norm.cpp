@@ -26,9 +26,7 @@ BatchNorm::BatchNorm(const BatchNormOptions& opts, std::vector<int> ranks, std::
   }
 }
 
-Variable BatchNorm::forward(const Variable& input) const {
-  ModuleCall call(*this, {input});
-  const Variable& x = call.input(0);
+Variable BatchNorm::forward(const Variable& x) const {
   if (!x.defined() || std::find(ranks_.begin(), ranks_.end(), x.rank()) == ranks_.end() ||
       x.shape()[1] != options.num_features) {
     throw ShapeError(name(), "expects " + layout_ + " with C = " + std::to_string(options.num_features) +
@@ -44,9 +42,8 @@ Variable BatchNorm::forward(const Variable& input) const {
     momentum = options.momentum ? *options.momentum : 1.0 / batches;  // unset: the cumulative average
   }
   const bool running = options.track_running_stats;
-  return call.output(batch_norm(x, running ? running_mean.data() : Tensor(),
-                                running ? running_var.data() : Tensor(), weight, bias,
-                                {.training = batch_statistics, .momentum = momentum, .eps = options.eps}));
+  return batch_norm(x, running ? running_mean.data() : Tensor(), running ? running_var.data() : Tensor(),
+                    weight, bias, {.training = batch_statistics, .momentum = momentum, .eps = options.eps});
 }
 
 std::string BatchNorm::extra_repr() const {

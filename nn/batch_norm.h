@@ -26,7 +26,7 @@ struct BatchNormOptions {
 };
 
 // What BatchNorm1d and BatchNorm2d share; they differ in the inputs they take.
-class BatchNorm : public Module {
+class BatchNorm : public Layer<BatchNorm> {
  public:
   // x (N, num_features, ...) -> the same shape
   Variable forward(const Variable& x) const;

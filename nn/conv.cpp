@@ -71,17 +71,15 @@ Conv1d::Conv1d(const Conv1dOptions& opts) : options(opts) {
   }
 }
 
-Variable Conv1d::forward(const Variable& input) const {
-  ModuleCall call(*this, {input});
-  const Variable& x = call.input(0);
-  return call.output(checked_forward("Conv1d", x, 3, options.in_channels, "L", [&] {
+Variable Conv1d::forward(const Variable& x) const {
+  return checked_forward("Conv1d", x, 3, options.in_channels, "L", [&] {
     return conv1d(x, weight, bias,
                   {.stride = options.stride,
                    .padding = options.padding,
                    .padding_same = options.padding_same,
                    .dilation = options.dilation,
                    .groups = options.groups});
-  }));
+  });
 }
 
 std::string Conv1d::extra_repr() const {
@@ -117,17 +115,15 @@ Conv2d::Conv2d(const Conv2dOptions& opts) : options(opts) {
   }
 }
 
-Variable Conv2d::forward(const Variable& input) const {
-  ModuleCall call(*this, {input});
-  const Variable& x = call.input(0);
-  return call.output(checked_forward("Conv2d", x, 4, options.in_channels, "H, W", [&] {
+Variable Conv2d::forward(const Variable& x) const {
+  return checked_forward("Conv2d", x, 4, options.in_channels, "H, W", [&] {
     return conv2d(x, weight, bias,
                   {.stride = options.stride,
                    .padding = options.padding,
                    .padding_same = options.padding_same,
                    .dilation = options.dilation,
                    .groups = options.groups});
-  }));
+  });
 }
 
 std::string Conv2d::extra_repr() const {

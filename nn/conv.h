@@ -4,9 +4,9 @@
 // kaiming_uniform with a = √5, and its bias rule).
 //
 //   nn::Conv1d conv({.in_channels = 64, .out_channels = 100, .kernel_size = 3, .padding_same = true});
-//   Variable y = conv.forward(x);  // (N, 64, L) -> (N, 100, L)
+//   Variable y = conv(x);  // (N, 64, L) -> (N, 100, L)
 //   nn::Conv2d conv2({.in_channels = 1, .out_channels = 32, .kernel_size = 3, .padding = 1});
-//   Variable z = conv2.forward(images);  // (N, 1, 28, 28) -> (N, 32, 28, 28)
+//   Variable z = conv2(images);  // (N, 1, 28, 28) -> (N, 32, 28, 28)
 #pragma once
 
 #include "minigrad/autograd/functions.h"
@@ -28,7 +28,7 @@ struct Conv1dOptions {
   Generator* generator = nullptr;
 };
 
-class Conv1d : public Module {
+class Conv1d : public Layer<Conv1d> {
  public:
   explicit Conv1d(const Conv1dOptions& options);
 
@@ -57,7 +57,7 @@ struct Conv2dOptions {
   Generator* generator = nullptr;
 };
 
-class Conv2d : public Module {
+class Conv2d : public Layer<Conv2d> {
  public:
   explicit Conv2d(const Conv2dOptions& options);
 

@@ -30,9 +30,9 @@ DecoderLayer::DecoderLayer(const TransformerLayerOptions& opts, bool with_cross_
 
 Variable DecoderLayer::sublayers(const Variable& x, const AddNorm::Sublayer& self_attend,
                                  const AddNorm::Sublayer& cross_attend) const {
-  Variable y = addnorm1->forward(x, self_attend);
-  if (cross_attention) y = addnorm2->forward(y, cross_attend);
-  return addnorm3->forward(y, [&](const Variable& v) { return ffn->forward(v); });
+  Variable y = (*addnorm1)(x, self_attend);
+  if (cross_attention) y = (*addnorm2)(y, cross_attend);
+  return (*addnorm3)(y, [&](const Variable& v) { return (*ffn)(v); });
 }
 
 namespace {
@@ -55,18 +55,15 @@ void check_input(const Variable& x, int64_t num_hiddens) {
 
 }  // namespace
 
-Variable DecoderLayer::forward(const Variable& input, const Variable& memory_in,
-                               const DecoderMasks& masks) const {
-  ModuleCall call(*this, {input, memory_in});
-  const Variable &x = call.input(0), &memory = call.input(1);
+Variable DecoderLayer::forward(const Variable& x, const Variable& memory, const DecoderMasks& masks) const {
   check_input(x, options.num_hiddens);
   if (cross_attention) check_memory(x, memory, options.num_hiddens);
   // Causal, and padding keys hidden: PyTorch's tgt_mask plus tgt_key_padding_mask.
   const AttentionMask self_mask{.valid_lens = masks.target_valid_lens, .causal = true};
   const AttentionMask cross_mask{.valid_lens = masks.source_valid_lens};
-  return call.output(sublayers(
-      x, [&](const Variable& q) { return self_attention->forward(q, q, q, self_mask); },
-      [&](const Variable& q) { return cross_attention->forward(q, memory, memory, cross_mask); }));
+  return sublayers(
+      x, [&](const Variable& q) { return (*self_attention)(q, q, q, self_mask); },
+      [&](const Variable& q) { return (*cross_attention)(q, memory, memory, cross_mask); });
 }
 
 Variable DecoderLayer::forward_step(const Variable& x, LayerCache& cache,
@@ -148,24 +145,22 @@ Variable TransformerDecoder::embed(const Tensor& tokens, int64_t start) const {
   if (tokens.rank() != 2)
     throw ShapeError("TransformerDecoder", "expects tokens (B, T), got " + tokens.shape().str());
   // √d, as the encoder: the embedding and the positional encoding then have comparable sizes.
-  const Variable x = embedding->forward(tokens) * std::sqrt(static_cast<double>(options.layer.num_hiddens));
-  return pos_encoding->forward(x, start);
+  const Variable x = (*embedding)(tokens)*std::sqrt(static_cast<double>(options.layer.num_hiddens));
+  return (*pos_encoding)(x, start);
 }
 
 Variable TransformerDecoder::logits(const Variable& x) const {
-  const Variable h = final_norm ? final_norm->forward(x) : x;
-  if (output) return output->forward(h);
+  const Variable h = final_norm ? (*final_norm)(x) : x;
+  if (output) return (*output)(h);
   // Tied: h·Eᵀ + b, with E the (vocab_size, num_hiddens) embedding table.
   return matmul(h, transpose(embedding->weight, 0, 1)) + output_bias;
 }
 
-Variable TransformerDecoder::forward(const Tensor& tokens, const Variable& memory_in,
+Variable TransformerDecoder::forward(const Tensor& tokens, const Variable& memory,
                                      const DecoderMasks& masks) const {
-  ModuleCall call(*this, {memory_in});  // the tokens are a Tensor
-  const Variable& memory = call.input(0);
   Variable x = embed(tokens, 0);
-  for (size_t i = 0; i < layers->size(); ++i) x = layer(i).forward(x, memory, masks);
-  return call.output(logits(x));
+  for (size_t i = 0; i < layers->size(); ++i) x = layer(i)(x, memory, masks);
+  return logits(x);
 }
 
 DecoderCache TransformerDecoder::start_cache(const Variable& memory, const Tensor& source_valid_lens) {
@@ -224,12 +219,11 @@ Transformer::Transformer(const TransformerOptions& opts) : options(opts) {
 }
 
 Variable Transformer::encode(const Tensor& source, const Tensor& source_valid_lens) const {
-  return encoder->forward(source, {.valid_lens = source_valid_lens});
+  return (*encoder)(source, {.valid_lens = source_valid_lens});
 }
 
 Variable Transformer::forward(const Tensor& source, const Tensor& target, const DecoderMasks& masks) const {
-  ModuleCall call(*this, {});  // the tokens are Tensors
-  return call.output(decoder->forward(target, encode(source, masks.source_valid_lens), masks));
+  return (*decoder)(target, encode(source, masks.source_valid_lens), masks);
 }
 
 }  // namespace minigrad::nn

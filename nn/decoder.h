@@ -33,7 +33,7 @@ struct LayerCache {
   Variable cross_keys, cross_values;  // (B, heads, S, head_size); undefined for decoder-only layers
 };
 
-class DecoderLayer : public Module {
+class DecoderLayer : public Layer<DecoderLayer> {
  public:
   // cross_attention false: a decoder-only layer (a causal language model's), self-attention and FFN, no
   // memory.
@@ -101,7 +101,7 @@ struct DecoderCache {
   void select_rows(const Tensor& rows);
 };
 
-class TransformerDecoder : public Module {
+class TransformerDecoder : public Layer<TransformerDecoder> {
  public:
   explicit TransformerDecoder(const TransformerDecoderOptions& options);
 
@@ -154,7 +154,7 @@ struct TransformerOptions {
 
 // The encoder-decoder Transformer for sequence-to-sequence tasks (translation, ...): the encoder reads the
 // source, the decoder writes the target one token at a time while attending to the encoder's output.
-class Transformer : public Module {
+class Transformer : public Layer<Transformer> {
  public:
   explicit Transformer(const TransformerOptions& options);
 

@@ -58,7 +58,7 @@ Tensor UncachedDecoderSteps::next_logits(const Tensor& tokens) {
   check_tokens(tokens, "UncachedDecoderSteps");
   NoGradGuard no_grad;
   tokens_ = tokens_.defined() ? concat({tokens_, tokens}, 1) : tokens.contiguous();
-  return last_position(decoder_.forward(tokens_, memory_, {.source_valid_lens = source_valid_lens_}));
+  return last_position(decoder_(tokens_, memory_, {.source_valid_lens = source_valid_lens_}));
 }
 
 void UncachedDecoderSteps::select_rows(const Tensor& rows) {

@@ -11,8 +11,7 @@ Dropout::Dropout(double p_, Generator* generator_) : p(p_), generator(generator_
 }
 
 Variable Dropout::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(dropout(call.input(0), p, is_training(), generator));
+  return dropout(x, p, is_training(), generator);
 }
 
 std::string Dropout::extra_repr() const {
@@ -26,8 +25,7 @@ Dropout2d::Dropout2d(double p_, Generator* generator_) : p(p_), generator(genera
 }
 
 Variable Dropout2d::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(dropout2d(call.input(0), p, is_training(), generator));
+  return dropout2d(x, p, is_training(), generator);
 }
 
 std::string Dropout2d::extra_repr() const {

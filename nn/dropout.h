@@ -6,7 +6,7 @@
 
 namespace minigrad::nn {
 
-class Dropout : public Module {
+class Dropout : public Layer<Dropout> {
  public:
   // Masks are drawn from `generator` (not owned), or from this thread's default generator.
   explicit Dropout(double p = 0.5, Generator* generator = nullptr);
@@ -22,7 +22,7 @@ class Dropout : public Module {
 
 // Dropout2d: whole channels of (N, C, H, W) zeroed in training (dropout2d), for convolutional features,
 // whose neighbouring pixels are too alike for element-wise dropout to regularise.
-class Dropout2d : public Module {
+class Dropout2d : public Layer<Dropout2d> {
  public:
   explicit Dropout2d(double p = 0.5, Generator* generator = nullptr);
 

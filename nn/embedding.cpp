@@ -20,8 +20,7 @@ Embedding::Embedding(const EmbeddingOptions& opts) : options(opts) {
 }
 
 Variable Embedding::forward(const Tensor& ids) const {
-  ModuleCall call(*this, {});  // the ids are a Tensor
-  return call.output(embedding(weight, ids, {.padding_idx = options.padding_idx, .sparse = options.sparse}));
+  return embedding(weight, ids, {.padding_idx = options.padding_idx, .sparse = options.sparse});
 }
 
 std::string Embedding::extra_repr() const {

@@ -3,7 +3,7 @@
 // so it stays zero.
 //
 //   Embedding embed(10000, 64, /*padding_idx=*/0);
-//   Variable x = embed.forward(ids);   // ids (B, T) int64 -> (B, T, 64)
+//   Variable x = embed(ids);   // ids (B, T) int64 -> (B, T, 64)
 //
 // With sparse = true, backward() gives the table a row-sparse gradient, the rows the batch looked up
 // (weight.grad().is_row_sparse(); tensor/row_sparse.h), for optim::SparseAdam or SGD without momentum:
@@ -25,7 +25,7 @@ struct EmbeddingOptions {
   Generator* generator = nullptr;
 };
 
-class Embedding : public Module {
+class Embedding : public Layer<Embedding> {
  public:
   explicit Embedding(const EmbeddingOptions& options);
   Embedding(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx = -1,

@@ -14,8 +14,7 @@ LayerNorm::LayerNorm(int64_t size, double eps_) : normalized_size(size), eps(eps
 }
 
 Variable LayerNorm::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(layer_norm(call.input(0), weight, bias, eps));
+  return layer_norm(x, weight, bias, eps);
 }
 
 std::string LayerNorm::extra_repr() const {

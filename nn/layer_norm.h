@@ -6,7 +6,7 @@
 
 namespace minigrad::nn {
 
-class LayerNorm : public Module {
+class LayerNorm : public Layer<LayerNorm> {
  public:
   explicit LayerNorm(int64_t normalized_size, double eps = 1e-5);
 

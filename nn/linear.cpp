@@ -21,16 +21,14 @@ Linear::Linear(const LinearOptions& opts) : options(opts) {
   }
 }
 
-Variable Linear::forward(const Variable& input) const {
-  ModuleCall call(*this, {input});
-  const Variable& x = call.input(0);
+Variable Linear::forward(const Variable& x) const {
   if (x.rank() < 1 || x.shape().back() != options.in_features) {
     throw ShapeError(
         "Linear", "expects input (..., " + std::to_string(options.in_features) + "), got " + x.shape().str());
   }
   // x·Wᵀ + b in one op: the transpose is a view, which BLAS reads with its transpose flag, and the bias is
   // the output's starting value, onto which BLAS adds the product.
-  return call.output(linear(x, weight, bias));
+  return linear(x, weight, bias);
 }
 
 std::string Linear::extra_repr() const {

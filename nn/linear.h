@@ -17,7 +17,7 @@ struct LinearOptions {
   Generator* generator = nullptr;
 };
 
-class Linear : public Module {
+class Linear : public Layer<Linear> {
  public:
   explicit Linear(const LinearOptions& options);
   Linear(int64_t in_features, int64_t out_features, bool bias = true, Generator* generator = nullptr)

@@ -119,23 +119,19 @@ void catch_inputs_together(std::span<Variable> inputs, const std::shared_ptr<det
 
 }  // namespace
 
-ModuleCall::ModuleCall(const Module& module, std::initializer_list<Variable> inputs) : module_(module) {
-  if (inputs.size() > max_inputs) {
-    throw ValueError(module.name(), "a ModuleCall takes at most " + std::to_string(max_inputs) + " inputs");
-  }
-  std::copy(inputs.begin(), inputs.end(), inputs_.begin());
-  count_ = inputs.size();
+ModuleCall::ModuleCall(const Module& module, std::vector<Variable> inputs)
+    : module_(module), inputs_(std::move(inputs)) {
   const detail::ModuleHooks* hooks = module.hooks_.get();
   if (hooks == nullptr || hooks->backward.empty() || !GradMode::is_enabled()) return;
 
   backward_ = std::make_shared<detail::BackwardCall>();
   backward_->hooks = module.hooks_;
-  backward_->count = count_;
-  for (size_t i = 0; i < count_; ++i) {
+  backward_->count = inputs_.size();
+  for (size_t i = 0; i < inputs_.size(); ++i) {
     if (inputs_[i].defined() && inputs_[i].requires_grad()) backward_->caught.push_back(i);
   }
   if (backward_->caught.size() == 1) catch_one_input(inputs_[backward_->caught[0]], backward_);
-  if (backward_->caught.size() > 1) catch_inputs_together({inputs_.data(), count_}, backward_);
+  if (backward_->caught.size() > 1) catch_inputs_together(inputs_, backward_);
 }
 
 ModuleCall::~ModuleCall() = default;

@@ -13,17 +13,15 @@
 //         std::cout << "d loss / d input: " << grad_input[0].shape() << "\n";
 //         return std::vector<Variable>();  // keep the gradients as they are
 //       });
-//   sum(fc.forward(x)).backward();  // prints both
+//   sum(fc(x)).backward();  // prints both
 //   seen.remove();
 //
-// Every module of minigrad's runs its hooks: its forward() begins with a ModuleCall and returns through
-// it (below). A module of your own does the same to get them (docs/writing-a-layer.md).
+// Hooks run for every call of a module as model(x) (nn::Layer's call, nn/module.h), a module of your own
+// included; a direct call of model.forward(x) skips them, as in PyTorch.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,8 +35,8 @@ namespace minigrad::nn {
 
 class Module;
 
-// Called when forward() returns, with the module, the Variables it was called with (the ones listed in
-// its ModuleCall: an Embedding's ids are a Tensor, so it lists none) and its output. Returns a
+// Called when forward() returns, with the module, the Variables it was called with (its Variable
+// arguments, in order: an Embedding's ids are a Tensor, so it has none) and its output. Returns a
 // replacement output, or an undefined Variable to keep the output.
 using ForwardHook =
     std::function<Variable(const Module& module, std::span<const Variable> inputs, const Variable& output)>;
@@ -63,28 +61,21 @@ struct ModuleHooks {
 struct BackwardCall;  // what one call's backward hooks share (module_hooks.cpp)
 }  // namespace detail
 
-// One call of a module, as its hooks see it. Every forward() begins with one, listing the Variables it was
-// called with, reads them back through it, and returns through it:
+// One call of a module, as its hooks see it: what nn::Layer's call (nn/module.h) opens around forward()
+// when the module has hooks or a RecordModuleCalls is alive. A layer never opens one itself.
 //
-//   Variable Linear::forward(const Variable& input) const {
-//     ModuleCall call(*this, {input});
-//     const Variable& x = call.input(0);  // input itself, unless a backward hook is registered
-//     return call.output(linear(x, weight, bias));
-//   }
-//
-// With no hook on the module (the usual case) it keeps a handle on each input and changes nothing. With a
-// full backward hook, input(i) is an identity of input i (a node of the graph where the gradients with
-// respect to the inputs are caught), and output() returns an identity of the output (where the gradient
-// with respect to it is caught), as PyTorch's BackwardHook does.
+// With a full backward hook, input(i) is an identity of input i (a node of the graph where the gradients
+// with respect to the inputs are caught), and output() returns an identity of the output (where the
+// gradient with respect to it is caught), as PyTorch's BackwardHook does; forward() is given input(i).
 class ModuleCall {
  public:
-  ModuleCall(const Module& module, std::initializer_list<Variable> inputs);
+  ModuleCall(const Module& module, std::vector<Variable> inputs);
   ModuleCall(const ModuleCall&) = delete;
   ModuleCall& operator=(const ModuleCall&) = delete;
   ~ModuleCall();
 
   const Variable& input(size_t i) const { return inputs_[i]; }
-  std::span<const Variable> inputs() const { return {inputs_.data(), count_}; }
+  std::span<const Variable> inputs() const { return inputs_; }
   // Runs the forward hooks on `output`, then sets up the backward hooks' side of it; returns the output
   // the caller gets.
   Variable output(Variable output);
@@ -92,10 +83,8 @@ class ModuleCall {
  private:
   Variable run_hooks(Variable output);
 
-  static constexpr size_t max_inputs = 4;  // attention takes three: queries, keys, values
   const Module& module_;
-  std::array<Variable, max_inputs> inputs_;
-  size_t count_ = 0;
+  std::vector<Variable> inputs_;
   std::shared_ptr<detail::BackwardCall> backward_;  // only with a full backward hook on the module
 };
 
@@ -103,7 +92,7 @@ class ModuleCall {
 // the module boxes of the backward page (autograd/html_page.h), or a list of what a model ran.
 //
 //   nn::RecordModuleCalls calls(model);
-//   Variable loss = ...model.forward(x)...;
+//   Variable loss = ...model(x)...;
 //   for (const auto& call : calls.calls()) std::cout << call.label << "\n";  // "layers.0.linear1 (Linear)"
 //
 // With none alive, a module call costs one test of a thread-local pointer.

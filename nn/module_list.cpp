@@ -11,12 +11,10 @@ void ModuleList::throw_not_found(size_t i) const {
                                      ", not the type asked for");
 }
 
-Variable Sequential::forward(const Variable& input) const {
-  ModuleCall call(*this, {input});
-  const Variable& x = call.input(0);
+Variable Sequential::forward(const Variable& x) const {
   Variable y = x;
   for (const auto& step : steps_) y = step(y);
-  return call.output(y);
+  return y;
 }
 
 }  // namespace minigrad::nn

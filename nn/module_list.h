@@ -3,7 +3,7 @@
 //   auto mlp = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(2, 16),
 //                                               std::make_shared<nn::ReLU>(),
 //                                               std::make_shared<nn::Linear>(16, 2));
-//   Variable logits = mlp->forward(x);  // (batch, 2) -> (batch, 16) -> (batch, 16) -> (batch, 2)
+//   Variable logits = (*mlp)(x);  // (batch, 2) -> (batch, 16) -> (batch, 16) -> (batch, 2)
 //   std::cout << *mlp;                  // Sequential(\n  (0): Linear(in_features=2, ...) ...
 #pragma once
 
@@ -17,11 +17,11 @@
 
 namespace minigrad::nn {
 
-// Child modules named "0", "1", ...: for stacks of layers whose forward the owner calls itself, as
-// PyTorch's nn.ModuleList.
+// Child modules named "0", "1", ...: for stacks of layers that the owner calls itself, as PyTorch's
+// nn.ModuleList (which is not called itself).
 //
 //   layers->push_back(std::make_shared<EncoderLayer>(options));
-//   for (size_t i = 0; i < layers->size(); ++i) x = layers->at<EncoderLayer>(i).forward(x);
+//   for (size_t i = 0; i < layers->size(); ++i) x = layers->at<EncoderLayer>(i)(x);
 class ModuleList : public Module {
  public:
   template <typename M>
@@ -43,8 +43,8 @@ class ModuleList : public Module {
 };
 
 // Modules applied one after the other, each to the previous one's output, as PyTorch's nn.Sequential.
-// A module can join if it has `Variable forward(const Variable&) const`.
-class Sequential : public Module {
+// A module can join if it is called as module(x) on one Variable and returns one.
+class Sequential : public Layer<Sequential> {
  public:
   Sequential() = default;
   template <typename... M>
@@ -54,10 +54,10 @@ class Sequential : public Module {
 
   template <typename M>
   std::shared_ptr<M> push_back(std::shared_ptr<M> module) {
-    static_assert(std::is_invocable_r_v<Variable, decltype(&M::forward), const M&, const Variable&>,
-                  "a module in a Sequential needs Variable forward(const Variable&) const");
+    static_assert(std::is_same_v<std::invoke_result_t<const M&, const Variable&>, Variable>,
+                  "a module in a Sequential is an nn::Layer with Variable forward(const Variable&) const");
     if (!module) throw ValueError("Sequential", "cannot add a null module");
-    steps_.push_back([m = module.get()](const Variable& x) { return m->forward(x); });
+    steps_.push_back([m = module.get()](const Variable& x) { return (*m)(x); });
     return register_module(std::to_string(steps_.size() - 1), std::move(module));
   }
 

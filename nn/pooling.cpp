@@ -10,8 +10,7 @@ MaxPool1d::MaxPool1d(MaxPool1dOptions options_) : options(options_) {
 }
 
 Variable MaxPool1d::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(max_pool1d(call.input(0), options));
+  return max_pool1d(x, options);
 }
 
 std::string MaxPool1d::extra_repr() const {
@@ -25,8 +24,7 @@ AvgPool1d::AvgPool1d(AvgPool1dOptions options_) : options(options_) {
 }
 
 Variable AvgPool1d::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(avg_pool1d(call.input(0), options));
+  return avg_pool1d(x, options);
 }
 
 std::string AvgPool1d::extra_repr() const {
@@ -53,8 +51,7 @@ MaxPool2d::MaxPool2d(MaxPool2dOptions options_) : options(options_) {
 }
 
 Variable MaxPool2d::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(max_pool2d(call.input(0), options));
+  return max_pool2d(x, options);
 }
 
 std::string MaxPool2d::extra_repr() const {
@@ -68,8 +65,7 @@ AvgPool2d::AvgPool2d(AvgPool2dOptions options_) : options(options_) {
 }
 
 Variable AvgPool2d::forward(const Variable& x) const {
-  ModuleCall call(*this, {x});
-  return call.output(avg_pool2d(call.input(0), options));
+  return avg_pool2d(x, options);
 }
 
 std::string AvgPool2d::extra_repr() const {

@@ -12,7 +12,7 @@
 
 namespace minigrad::nn {
 
-class MaxPool1d : public Module {
+class MaxPool1d : public Layer<MaxPool1d> {
  public:
   explicit MaxPool1d(MaxPool1dOptions options);
   Variable forward(const Variable& x) const;
@@ -21,7 +21,7 @@ class MaxPool1d : public Module {
   MaxPool1dOptions options;
 };
 
-class AvgPool1d : public Module {
+class AvgPool1d : public Layer<AvgPool1d> {
  public:
   explicit AvgPool1d(AvgPool1dOptions options);
   Variable forward(const Variable& x) const;
@@ -30,7 +30,7 @@ class AvgPool1d : public Module {
   AvgPool1dOptions options;
 };
 
-class MaxPool2d : public Module {
+class MaxPool2d : public Layer<MaxPool2d> {
  public:
   explicit MaxPool2d(MaxPool2dOptions options);
   Variable forward(const Variable& x) const;
@@ -39,7 +39,7 @@ class MaxPool2d : public Module {
   MaxPool2dOptions options;
 };
 
-class AvgPool2d : public Module {
+class AvgPool2d : public Layer<AvgPool2d> {
  public:
   explicit AvgPool2d(AvgPool2dOptions options);
   Variable forward(const Variable& x) const;
@@ -48,13 +48,10 @@ class AvgPool2d : public Module {
   AvgPool2dOptions options;
 };
 
-class AdaptiveAvgPool2d : public Module {
+class AdaptiveAvgPool2d : public Layer<AdaptiveAvgPool2d> {
  public:
   explicit AdaptiveAvgPool2d(Size2d output_size) : output_size(output_size) {}
-  Variable forward(const Variable& x) const {
-    ModuleCall call(*this, {x});
-    return call.output(adaptive_avg_pool2d(call.input(0), output_size));
-  }
+  Variable forward(const Variable& x) const { return adaptive_avg_pool2d(x, output_size); }
   std::string name() const override { return "AdaptiveAvgPool2d"; }
   std::string extra_repr() const override;
   Size2d output_size;

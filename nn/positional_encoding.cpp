@@ -33,9 +33,7 @@ PositionalEncoding::PositionalEncoding(const PositionalEncodingOptions& opts) : 
   }
 }
 
-Variable PositionalEncoding::forward(const Variable& input, int64_t start) const {
-  ModuleCall call(*this, {input});
-  const Variable& x = call.input(0);
+Variable PositionalEncoding::forward(const Variable& x, int64_t start) const {
   if (x.rank() != 3 || x.shape()[2] != options.num_hiddens || x.shape()[1] > options.max_len) {
     throw ShapeError("PositionalEncoding", "expects (batch, steps <= " + std::to_string(options.max_len) +
                                                ", " + std::to_string(options.num_hiddens) + "), got " +
@@ -48,7 +46,7 @@ Variable PositionalEncoding::forward(const Variable& input, int64_t start) const
                                                std::to_string(options.max_len));
   }
   // P[:, start:start+T, :] broadcast over the batch
-  return call.output(dropout->forward(x + slice(P, 1, start, start + x.shape()[1])));
+  return (*dropout)(x + slice(P, 1, start, start + x.shape()[1]));
 }
 
 void PositionalEncoding::after_conversion(DType dtype) {

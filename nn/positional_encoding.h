@@ -25,7 +25,7 @@ struct PositionalEncodingOptions {
   Generator* generator = nullptr;
 };
 
-class PositionalEncoding : public Module {
+class PositionalEncoding : public Layer<PositionalEncoding> {
  public:
   explicit PositionalEncoding(const PositionalEncodingOptions& options);
   PositionalEncoding(int64_t num_hiddens, double dropout, int64_t max_len = 1000)

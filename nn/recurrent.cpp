@@ -172,12 +172,9 @@ void check_state(const std::string& layer, const char* what, const Variable& ini
 
 }  // namespace
 
-RecurrentOutput RecurrentBase::forward(const Variable& input_in, const RecurrentState& initial_in,
+RecurrentOutput RecurrentBase::forward(const Variable& input, const RecurrentState& initial,
                                        const Tensor& valid_lens) const {
-  // The hooks see (input, h0, c0) and the output; h_n and c_n are not hooked.
-  ModuleCall call(*this, {input_in, initial_in.h, initial_in.c});
-  const Variable& input = call.input(0);
-  const RecurrentState initial{call.input(1), call.input(2)};
+  // Hooks see the input and the output: h0 and c0 come inside a RecurrentState, which is no Variable.
   const std::string layer = name();
   const char* layout = options.batch_first ? "(N, L, " : "(L, N, ";
   if (!input.defined() || input.rank() != 3 || input.shape()[2] != options.input_size || input.numel() == 0) {
@@ -223,7 +220,7 @@ RecurrentOutput RecurrentBase::forward(const Variable& input_in, const Recurrent
       layer_input = dropout(layer_input, options.dropout, is_training(), options.generator);
     }
   }
-  return {.output = call.output(options.batch_first ? transpose(layer_input, 0, 1) : layer_input),
+  return {.output = options.batch_first ? transpose(layer_input, 0, 1) : layer_input,
           .h_n = stack(h_n, 0),
           .c_n = cell_ == Cell::LSTM ? stack(c_n, 0) : Variable()};
 }

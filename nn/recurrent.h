@@ -3,7 +3,7 @@
 // direction of a bidirectional layer).
 //
 //   nn::LSTM lstm({.input_size = 100, .hidden_size = 100, .num_layers = 2, .bidirectional = true});
-//   nn::RecurrentOutput r = lstm.forward(x, {}, valid_lens);  // x (L, N, 100), valid_lens (N) int64
+//   nn::RecurrentOutput r = lstm(x, {}, valid_lens);  // x (L, N, 100), valid_lens (N) int64
 //   r.output;  // (L, N, 200): both directions' hidden states at every step, zeros past each length
 //   r.h_n;     // (4, N, 100): the final hidden state of each layer and direction; r.c_n likewise
 //
@@ -63,7 +63,7 @@ struct RecurrentOutput {
 
 // What RNN, GRU and LSTM share: the parameters, the layers and directions, lengths and dropout. They
 // differ only in the step (the cell) and the number of gates.
-class RecurrentBase : public Module {
+class RecurrentBase : public Layer<RecurrentBase> {
  public:
   // input (L, N, input_size), or (N, L, input_size) with batch_first; valid_lens (N) int64 in 1..L, or
   // undefined when every sequence is L long.

@@ -13,11 +13,9 @@ PositionWiseFFN::PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, A
   dense2 = register_module("dense2", std::make_shared<Linear>(ffn_num_hiddens, num_hiddens, true, generator));
 }
 
-Variable PositionWiseFFN::forward(const Variable& input) const {
-  ModuleCall call(*this, {input});
-  const Variable& x = call.input(0);
-  const Variable hidden = dense1->forward(x);
-  return call.output(dense2->forward(activation == Activation::ReLU ? relu(hidden) : gelu(hidden)));
+Variable PositionWiseFFN::forward(const Variable& x) const {
+  const Variable hidden = (*dense1)(x);
+  return (*dense2)(activation == Activation::ReLU ? relu(hidden) : gelu(hidden));
 }
 
 AddNorm::AddNorm(int64_t normalized_size, double p, Generator* generator, bool first) : norm_first(first) {
@@ -26,14 +24,13 @@ AddNorm::AddNorm(int64_t normalized_size, double p, Generator* generator, bool f
 }
 
 Variable AddNorm::forward(const Variable& x, const Sublayer& sublayer) const {
-  ModuleCall call(*this, {x});
-  return call.output(add_norm(call.input(0), sublayer, *ln, *dropout, norm_first));
+  return add_norm(x, sublayer, *ln, *dropout, norm_first);
 }
 
 Variable add_norm(const Variable& x, const AddNorm::Sublayer& sublayer, const LayerNorm& norm,
                   const Dropout& dropout, bool norm_first) {
-  if (norm_first) return x + dropout.forward(sublayer(norm.forward(x)));
-  return norm.forward(x + dropout.forward(sublayer(x)));
+  if (norm_first) return x + dropout(sublayer(norm(x)));
+  return norm(x + dropout(sublayer(x)));
 }
 
 EncoderLayer::EncoderLayer(const TransformerLayerOptions& opts) : options(opts) {
@@ -52,11 +49,9 @@ EncoderLayer::EncoderLayer(const TransformerLayerOptions& opts) : options(opts) 
   addnorm2 = register_module("addnorm2", addnorm());
 }
 
-Variable EncoderLayer::forward(const Variable& input, const AttentionMask& mask) const {
-  ModuleCall call(*this, {input});
-  const Variable y =
-      addnorm1->forward(call.input(0), [&](const Variable& x) { return attention->forward(x, x, x, mask); });
-  return call.output(addnorm2->forward(y, [&](const Variable& x) { return ffn->forward(x); }));
+Variable EncoderLayer::forward(const Variable& x, const AttentionMask& mask) const {
+  const Variable y = (*addnorm1)(x, [&](const Variable& v) { return (*attention)(v, v, v, mask); });
+  return (*addnorm2)(y, [&](const Variable& v) { return (*ffn)(v); });
 }
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
@@ -77,8 +72,7 @@ TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : 
 }
 
 Variable TransformerEncoder::forward(const Tensor& tokens, const AttentionMask& mask) const {
-  ModuleCall call(*this, {});  // the tokens are a Tensor
-  return call.output(encode(embed(tokens), mask));
+  return encode(embed(tokens), mask);
 }
 
 Variable TransformerEncoder::embed(const Tensor& tokens) const {
@@ -86,7 +80,7 @@ Variable TransformerEncoder::embed(const Tensor& tokens) const {
     throw ShapeError("TransformerEncoder", "expects tokens (B, T), got " + tokens.shape().str());
   // d2l and Vaswani et al. scale the embedding by √d before adding the positional encoding, whose entries
   // lie in [-1, 1], so that the two are of comparable size when summed.
-  return embedding->forward(tokens) * std::sqrt(static_cast<double>(options.layer.num_hiddens));
+  return (*embedding)(tokens)*std::sqrt(static_cast<double>(options.layer.num_hiddens));
 }
 
 Variable TransformerEncoder::encode(const Variable& x, const AttentionMask& mask) const {
@@ -95,9 +89,9 @@ Variable TransformerEncoder::encode(const Variable& x, const AttentionMask& mask
     throw ShapeError("TransformerEncoder",
                      "expects x (B, T, " + std::to_string(d) + "), got " + x.shape().str());
   }
-  Variable h = pos_encoding->forward(x);
-  for (size_t i = 0; i < layers->size(); ++i) h = layer(i).forward(h, mask);
-  return final_norm ? final_norm->forward(h) : h;
+  Variable h = (*pos_encoding)(x);
+  for (size_t i = 0; i < layers->size(); ++i) h = layer(i)(h, mask);
+  return final_norm ? (*final_norm)(h) : h;
 }
 
 std::vector<Tensor> TransformerEncoder::attention_weights() const {

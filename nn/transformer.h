@@ -25,7 +25,7 @@ enum class Activation { ReLU, GELU };
 
 // Two Linear layers with an activation between, applied to each position alone:
 //   (B, T, num_hiddens) -> (B, T, ffn_num_hiddens) -> (B, T, num_hiddens)
-class PositionWiseFFN : public Module {
+class PositionWiseFFN : public Layer<PositionWiseFFN> {
  public:
   PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, Activation activation = Activation::ReLU,
                   Generator* generator = nullptr);
@@ -48,8 +48,8 @@ class PositionWiseFFN : public Module {
 // LayerNorm of its own. Every layer here wraps each of its sublayers in one:
 //
 //   AddNorm addnorm(64, 0.1);  // post-norm; AddNorm(64, 0.1, &generator, /*norm_first=*/true) is pre-norm
-//   Variable y = addnorm.forward(x, [&](const Variable& v) { return ffn->forward(v); });
-class AddNorm : public Module {
+//   Variable y = addnorm(x, [&](const Variable& v) { return (*ffn)(v); });
+class AddNorm : public Layer<AddNorm> {
  public:
   // (..., normalized_size) -> the same shape
   using Sublayer = std::function<Variable(const Variable&)>;
@@ -92,7 +92,7 @@ struct TransformerLayerOptions {
 
 // One encoder layer (d2l's TransformerEncoderBlock): multi-head self-attention and a position-wise FFN,
 // each with a residual connection and a layer norm.
-class EncoderLayer : public Module {
+class EncoderLayer : public Layer<EncoderLayer> {
  public:
   explicit EncoderLayer(const TransformerLayerOptions& options);
 
@@ -126,7 +126,7 @@ struct TransformerEncoderOptions {
   int64_t padding_idx = -1;
 };
 
-class TransformerEncoder : public Module {
+class TransformerEncoder : public Layer<TransformerEncoder> {
  public:
   explicit TransformerEncoder(const TransformerEncoderOptions& options);
 

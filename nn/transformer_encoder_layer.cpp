@@ -28,10 +28,8 @@ std::string MultiheadAttention::extra_repr() const {
          ", batch_first=" + (options.batch_first ? "True" : "False");
 }
 
-Variable MultiheadAttention::forward(const Variable& query_in, const Variable& key_in,
-                                     const Variable& value_in, const AttentionMask& mask) const {
-  ModuleCall call(*this, {query_in, key_in, value_in});
-  const Variable &query = call.input(0), &key = call.input(1), &value = call.input(2);
+Variable MultiheadAttention::forward(const Variable& query, const Variable& key, const Variable& value,
+                                     const AttentionMask& mask) const {
   const int64_t e = options.embed_dim, h = options.num_heads;
   if (query.rank() != 3 || key.rank() != 3 || value.rank() != 3 || query.shape()[2] != e ||
       key.shape()[2] != e || value.shape()[2] != e || key.shape() != value.shape()) {
@@ -66,8 +64,7 @@ Variable MultiheadAttention::forward(const Variable& query_in, const Variable& k
   // (B, h, n_q, E/h) -> (B, n_q, h, E/h) -> (B, n_q, E)
   const Variable merged =
       reshape(permute(result.output, {0, 2, 1, 3}), {q_in.shape()[0], q_in.shape()[1], e});
-  return call.output(
-      batch_first(out_proj->forward(merged)));  // the caller's layout again (a transpose is its inverse)
+  return batch_first((*out_proj)(merged));  // the caller's layout again (a transpose is its inverse)
 }
 
 TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOptions& opts) : options(opts) {
@@ -93,16 +90,15 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOp
 }
 
 Variable TransformerEncoderLayer::forward(const Variable& src, const AttentionMask& mask) const {
-  ModuleCall call(*this, {src});
-  auto self_attention = [&](const Variable& x) { return self_attn->forward(x, x, x, mask); };
+  auto self_attention = [&](const Variable& x) { return (*self_attn)(x, x, x, mask); };
   auto feed_forward = [&](const Variable& x) {
-    const Variable hidden = linear1->forward(x);
+    const Variable hidden = (*linear1)(x);
     const Variable activated = options.activation == Activation::ReLU ? relu(hidden) : gelu(hidden);
-    return linear2->forward(dropout->forward(activated));
+    return (*linear2)((*dropout)(activated));
   };
   // AddNorm's computation, with the norms and dropouts under PyTorch's names.
-  const Variable x = add_norm(call.input(0), self_attention, *norm1, *dropout1, options.norm_first);
-  return call.output(add_norm(x, feed_forward, *norm2, *dropout2, options.norm_first));
+  const Variable x = add_norm(src, self_attention, *norm1, *dropout1, options.norm_first);
+  return add_norm(x, feed_forward, *norm2, *dropout2, options.norm_first);
 }
 
 }  // namespace minigrad::nn

@@ -7,7 +7,7 @@
 //   layer = nn.TransformerEncoderLayer(                   nn::TransformerEncoderLayer layer(
 //       d_model=64, nhead=4, dim_feedforward=128,             {.d_model = 64, .nhead = 4, .dim_feedforward =
 //       128, batch_first=True)                                      .batch_first = true});
-//   y = layer(x, src_key_padding_mask=pad)                y = layer.forward(x, {.key_padding_mask = pad});
+//   y = layer(x, src_key_padding_mask=pad)                y = layer(x, {.key_padding_mask = pad});
 //
 // As in PyTorch, batch_first is false by default: x is (T, B, d_model). Masks are an AttentionMask:
 // key_padding_mask is PyTorch's src_key_padding_mask (true hides a key), causal is its square subsequent
@@ -34,7 +34,7 @@ struct MultiheadAttentionOptions {
 // num_heads heads attend, each in its own embed_dim/num_heads-wide subspace:
 //   q, k, v = query·W_qᵀ + b_q, key·W_kᵀ + b_k, value·W_vᵀ + b_v   (W_q, W_k, W_v: in_proj_weight's thirds)
 //   output  = out_proj(concat over heads of attention(q_i, k_i, v_i))
-class MultiheadAttention : public Module {
+class MultiheadAttention : public Layer<MultiheadAttention> {
  public:
   explicit MultiheadAttention(const MultiheadAttentionOptions& options);
 
@@ -78,7 +78,7 @@ struct TransformerEncoderLayerOptions {
 //   post-norm (default):  x = norm1(x + sa(x));        x = norm2(x + ff(x))
 //   pre-norm (norm_first): x = x + sa(norm1(x));        x = x + ff(norm2(x))
 // with sa(x) = dropout1(self_attn(x, x, x)) and ff(x) = dropout2(linear2(dropout(activation(linear1(x))))).
-class TransformerEncoderLayer : public Module {
+class TransformerEncoderLayer : public Layer<TransformerEncoderLayer> {
  public:
   explicit TransformerEncoderLayer(const TransformerEncoderLayerOptions& options);
 

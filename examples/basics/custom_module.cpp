@@ -13,14 +13,14 @@
 
 using namespace minigrad;
 
-class Residual : public nn::Module {
+class Residual : public nn::Layer<Residual> {
  public:
   explicit Residual(int64_t features)
       : alpha(register_parameter("alpha", Tensor::zeros({1}))),
         fc(register_module("fc", std::make_shared<nn::Linear>(features, features))) {}
 
   // x (batch, features) -> (batch, features); alpha (1) broadcasts over both dimensions.
-  Variable forward(const Variable& x) const { return x + alpha * fc->forward(x); }
+  Variable forward(const Variable& x) const { return x + alpha * (*fc)(x); }
   std::string name() const override { return "Residual"; }
 
   Variable alpha;                  // (1)
@@ -43,7 +43,7 @@ int main() {
   optim::Adam optimizer(block.named_parameters(), {.lr = 0.02});
   std::cout << std::setprecision(4);
   for (int step = 0; step <= 200; ++step) {
-    const Variable diff = block.forward(x) - y;
+    const Variable diff = block(x) - y;
     const Variable loss = mean(diff * diff);  // mean squared error
     optimizer.zero_grad();
     loss.backward();

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
 
   RecordGraph values;                  // what each op computed and saved, for the page
   nn::RecordModuleCalls calls(layer);  // each module call, for its box
-  const Variable y = layer.forward(x);
+  const Variable y = layer(x);
   const Variable loss = mse_loss(y, target);
 
   HtmlPageOptions options{.recording = &values, .title = "one TransformerEncoderLayer's backward pass"};

@@ -38,7 +38,7 @@ int main() {
   const Tensor targets = (inputs.select(1, 0) - inputs.select(1, 1) * 2.0).reshape({64, 1});
   for (int step = 0; step < 200; ++step) {
     // loss = F.mse_loss(model(inputs), targets): a Tensor goes into forward() and into the loss as it is
-    Variable loss = mse_loss(model.forward(inputs), targets);
+    Variable loss = mse_loss(model(inputs), targets);
     optimizer.zero_grad();
     loss.backward();
     optimizer.step();

@@ -52,7 +52,7 @@ int main() {
     for (const Tensor& batch : index_batches(200, {.batch_size = 32, .generator = &batch_gen})) {
       const Variable x(index_select(data.points.data(), 0, batch));  // (32, 2)
       const Tensor y = index_select(data.labels, 0, batch);          // (32)
-      const Variable loss = cross_entropy(model.forward(x), y);
+      const Variable loss = cross_entropy(model(x), y);
       optimizer.zero_grad();
       loss.backward();
       optimizer.step();
@@ -62,5 +62,5 @@ int main() {
   }
 
   NoGradGuard no_grad;  // evaluation: no graph is recorded
-  std::cout << "training accuracy " << 100 * accuracy(model.forward(data.points), data.labels) << "%\n";
+  std::cout << "training accuracy " << 100 * accuracy(model(data.points), data.labels) << "%\n";
 }

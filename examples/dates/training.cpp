@@ -73,8 +73,8 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Date>& training_days
     const Batch batch = make_batch(examples, c.max_source_len);
     optimizer.set_learning_rate(schedule.at(step));
     optimizer.zero_grad();
-    const Variable logits = model.forward(batch.source, batch.decoder_input,
-                                          {.source_valid_lens = batch.source_lens});  // (B, 11, V)
+    const Variable logits =
+        model(batch.source, batch.decoder_input, {.source_valid_lens = batch.source_lens});  // (B, 11, V)
     const Variable loss =
         cross_entropy(reshape(logits, {-1, CharVocabulary::kSize}), batch.labels.reshape({-1}));
     loss.backward();
@@ -184,8 +184,7 @@ Prediction predict(const Checkpoint& checkpoint, const std::string& text, int64_
   std::vector<int64_t> input{CharVocabulary::kBos};
   input.insert(input.end(), written.begin(), written.end() - 1);
   const int64_t steps = static_cast<int64_t>(input.size());
-  model.decoder->forward(Tensor::from_vector(input, {1, steps}), memory,
-                         {.source_valid_lens = batch.source_lens});
+  (*model.decoder)(Tensor::from_vector(input, {1, steps}), memory, {.source_valid_lens = batch.source_lens});
   const Tensor w = model.decoder->cross_attention_weights()[static_cast<size_t>(layer)];  // (1, heads, T, S)
   p.cross_attention = mean(w.select(0, 0), {0});                                          // (T, S)
   return p;

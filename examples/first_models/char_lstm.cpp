@@ -25,7 +25,7 @@ const std::string kText =
     "for every seed was given a name.\n";
 
 // Embedding -> LSTM -> Linear: the logits of the next character at every position.
-class CharLSTM : public nn::Module {
+class CharLSTM : public nn::Layer<CharLSTM> {
  public:
   CharLSTM(int64_t vocab_size, int64_t hidden_size)
       : embedding(register_module("embedding", std::make_shared<nn::Embedding>(vocab_size, 32))),
@@ -40,8 +40,8 @@ class CharLSTM : public nn::Module {
   };
   // tokens (B, T) int64; state: where the LSTM starts, {} for zeros (PyTorch's lstm(x, (h0, c0))).
   Output forward(const Tensor& tokens, const nn::RecurrentState& state = {}) const {
-    const nn::RecurrentOutput r = lstm->forward(embedding->forward(tokens), state);  // output (B, T, H)
-    return {head->forward(r.output), {r.h_n, r.c_n}};
+    const nn::RecurrentOutput r = (*lstm)((*embedding)(tokens), state);  // output (B, T, H)
+    return {(*head)(r.output), {r.h_n, r.c_n}};
   }
   std::string name() const override { return "CharLSTM"; }
 
@@ -68,14 +68,14 @@ std::string sample(const CharLSTM& model, const std::string& vocab, const std::s
                    double temperature, Generator& gen) {
   NoGradGuard no_grad;
   // The prompt in one call; then one character per call, each starting from the state the last one left.
-  CharLSTM::Output out = model.forward(encode(prompt, vocab));
+  CharLSTM::Output out = model(encode(prompt, vocab));
   std::string text = prompt;
   for (int i = 0; i < length; ++i) {
     const Variable logits = out.logits.select(1, -1);                        // (1, V): the last position's
     const Tensor probs = softmax(logits.data() / temperature, -1);           // (1, V), each row sums to 1
     const Tensor next = multinomial(probs, 1, /*replacement=*/false, &gen);  // (1, 1) int64
     text += vocab[static_cast<size_t>(next.item())];
-    out = model.forward(next, out.state);
+    out = model(next, out.state);
   }
   return text;
 }
@@ -103,7 +103,7 @@ int main() {
       const int64_t end = std::min(start + window, n - 1);
       const Tensor inputs = text.slice(1, start, end);           // (1, T)
       const Tensor targets = text.slice(1, start + 1, end + 1);  // (1, T): each input's next character
-      const CharLSTM::Output out = model.forward(inputs, state);
+      const CharLSTM::Output out = model(inputs, state);
       const Variable loss =
           cross_entropy(out.logits.reshape({-1, out.logits.size(2)}), targets.reshape({-1}));
       optimizer.zero_grad();
@@ -119,7 +119,7 @@ int main() {
 
   // Memorised? From zeros, the model reads the whole text in one call and predicts each next character.
   NoGradGuard no_grad;
-  const Variable logits = model.forward(text.slice(1, 0, n - 1)).logits;  // (1, n - 1, V)
+  const Variable logits = model(text.slice(1, 0, n - 1)).logits;  // (1, n - 1, V)
   std::cout << std::fixed << std::setprecision(1) << "next-character accuracy "
             << 100 * accuracy(logits.reshape({n - 1, -1}), text.slice(1, 1, n).reshape({-1})) << "%\n";
 

@@ -71,7 +71,7 @@ int main() {
     for (const Tensor& batch : index_batches(720, {.batch_size = 32, .generator = &batch_gen})) {
       const Tensor x = index_select(x_train, 0, batch);  // (32, 2); the last batch (16, 2)
       const Tensor y = index_select(y_train, 0, batch);  // (32)
-      const Variable loss = cross_entropy(model.forward(x), y);
+      const Variable loss = cross_entropy(model(x), y);
       optimizer.zero_grad();
       loss.backward();
       optimizer.step();
@@ -84,6 +84,6 @@ int main() {
   model.eval();
   NoGradGuard no_grad;
   std::cout << std::fixed << std::setprecision(1);
-  std::cout << "train accuracy " << 100 * accuracy(model.forward(x_train), y_train) << "%\n";
-  std::cout << "test accuracy  " << 100 * accuracy(model.forward(x_test), y_test) << "%\n";
+  std::cout << "train accuracy " << 100 * accuracy(model(x_train), y_train) << "%\n";
+  std::cout << "test accuracy  " << 100 * accuracy(model(x_test), y_test) << "%\n";
 }

@@ -43,7 +43,7 @@ Dataset make_dataset(int64_t n, Generator& gen) {
 }
 
 // TransformerEncoder -> the mean over each sequence's valid positions -> Linear: three logits per sequence.
-class Classifier : public nn::Module {
+class Classifier : public nn::Layer<Classifier> {
  public:
   Classifier()
       : encoder(register_module(
@@ -59,8 +59,8 @@ class Classifier : public nn::Module {
   // tokens (B, T) int64, padded after each sequence; valid_lens (B) int64 -> logits (B, 3)
   Variable forward(const Tensor& tokens, const Tensor& valid_lens) const {
     // Keys at positions >= valid_lens[b] are hidden from every query of sequence b.
-    const Variable x = encoder->forward(tokens, {.valid_lens = valid_lens});  // (B, T, 32)
-    return head->forward(mean_over_time(x, valid_lens, /*dim=*/1));           // (B, 32) -> (B, 3)
+    const Variable x = (*encoder)(tokens, {.valid_lens = valid_lens});  // (B, T, 32)
+    return (*head)(mean_over_time(x, valid_lens, /*dim=*/1));           // (B, 32) -> (B, 3)
   }
   std::string name() const override { return "Classifier"; }
 
@@ -92,7 +92,7 @@ int main() {
       // tokens (B, T), T the longest sequence in this batch; valid_lens (B); B = 64, 16 in the last batch
       const auto [tokens, valid_lens] = pad_sequences(sequences, {.padding = kPad});
       const Tensor targets = Tensor::from_vector(labels, {batch.numel()});  // (B)
-      const Variable loss = cross_entropy(model.forward(tokens, valid_lens), targets);
+      const Variable loss = cross_entropy(model(tokens, valid_lens), targets);
       optimizer.zero_grad();
       loss.backward();
       optimizer.step();
@@ -104,7 +104,7 @@ int main() {
   model.eval();  // dropout off
   NoGradGuard no_grad;
   const auto [tokens, valid_lens] = pad_sequences(test.sequences, {.padding = kPad});  // (500, 16), (500)
-  const Variable logits = model.forward(tokens, valid_lens);                           // (500, 3)
+  const Variable logits = model(tokens, valid_lens);                                   // (500, 3)
   std::cout << std::fixed << std::setprecision(1);
   std::cout << "test accuracy " << 100 * accuracy(logits, Tensor::from_vector(test.labels, {500})) << "%\n";
 
@@ -115,8 +115,8 @@ int main() {
     if (test.sequences[i].size() < test.sequences[shortest].size()) shortest = i;
   const std::vector<int64_t>& sequence = test.sequences[shortest];
   const auto length = static_cast<int64_t>(sequence.size());
-  const Variable alone = model.forward(Tensor::from_vector(sequence, {1, length}),
-                                       Tensor::from_vector(std::vector<int64_t>{length}, {1}));  // (1, 3)
+  const Variable alone = model(Tensor::from_vector(sequence, {1, length}),
+                               Tensor::from_vector(std::vector<int64_t>{length}, {1}));  // (1, 3)
   const auto row = static_cast<int64_t>(shortest);
   const Tensor padded = logits.data().slice(0, row, row + 1);  // (1, 3)
   std::cout << std::boolalpha << "test sequence " << shortest << " (" << length

@@ -131,11 +131,11 @@ struct Score {
   double accuracy = 0, loss = 0;
 };
 Variable logits_of(nn::Sequential& model, const Tensor& x, bool mirrored) {
-  const Variable logits = model.forward(x);
+  const Variable logits = model(x);
   if (!mirrored) return logits;
   const int64_t size = x.shape()[3];
   const Tensor reversed = Tensor::arange(static_cast<double>(size - 1), -1, -1, DType::Int64);
-  return mul(add(logits, model.forward(index_select(x, 3, reversed))), 0.5);
+  return mul(add(logits, model(index_select(x, 3, reversed))), 0.5);
 }
 Score evaluate(nn::Sequential& model, const Images& data, bool mirrored) {
   model.eval();
@@ -201,7 +201,7 @@ int train(const TrainOptions& o, Config config) {
     for (const Tensor& batch : index_batches(n, {.batch_size = o.batch_size, .generator = &batch_gen})) {
       const Tensor x = augment(index_select(training.x, 0, batch), o.shift, background, augment_gen);
       const Tensor y = index_select(training.y, 0, batch);  // (B)
-      const Variable logits = model->forward(x);
+      const Variable logits = (*model)(x);
       const Variable loss = cross_entropy(logits, y, {.label_smoothing = o.label_smoothing});
       optimizer.zero_grad();
       loss.backward();

@@ -148,7 +148,7 @@ TrainingLog train(Checkpoint& checkpoint, const Corpus& corpus, std::ostream& ou
     const auto [inputs, targets] = windows(corpus.ids, offsets, t);
     optimizer.set_learning_rate(schedule.at(step));
     optimizer.zero_grad();
-    const Variable logits = model.forward(inputs, Variable());  // (B, T, V)
+    const Variable logits = model(inputs, Variable());  // (B, T, V)
     const Variable loss = cross_entropy(reshape(logits, {-1, logits.shape()[2]}), targets.reshape({-1}));
     loss.backward();
     optim::clip_grad_norm_(optimizer.parameters(), c.clip);
@@ -177,7 +177,7 @@ Perplexity evaluate(nn::TransformerDecoder& model, const Corpus& corpus, int64_t
   std::vector<int64_t> offsets;
   auto run = [&](int64_t t) {
     const auto [inputs, targets] = windows(corpus.ids, offsets, t);
-    const Variable logits = model.forward(inputs, Variable());
+    const Variable logits = model(inputs, Variable());
     p.nll += cross_entropy(reshape(logits, {-1, logits.shape()[2]}), targets.reshape({-1})).item() *
              static_cast<double>(targets.numel());
     p.tokens += targets.numel();

@@ -56,8 +56,7 @@ void write_batch_norm_case(nn::BatchNorm& layer, const Shape& shape,
   }
   const Variable x(Tensor::normal(shape, 0.5, 2, DType::Float64), true);
   run_and_write(
-      layer, x, [&](const Variable& in) { return layer.forward(in); }, std::move(before), std::move(metadata),
-      path);
+      layer, x, [&](const Variable& in) { return layer(in); }, std::move(before), std::move(metadata), path);
 }
 
 std::string pair(Size2d s) {
@@ -122,7 +121,7 @@ int main(int argc, char** argv) {
       const nn::Conv1dOptions& o = c.options;
       run_and_write(
           layer, Variable(Tensor::normal({2, o.in_channels, c.length}, 0, 1, DType::Float64), true),
-          [&](const Variable& x) { return layer.forward(x); }, {},
+          [&](const Variable& x) { return layer(x); }, {},
           {{"kind", "Conv1d"},
            {"in_channels", std::to_string(o.in_channels)},
            {"out_channels", std::to_string(o.out_channels)},
@@ -141,7 +140,7 @@ int main(int argc, char** argv) {
       const nn::Conv2dOptions& o = c.options;
       run_and_write(
           layer, Variable(Tensor::normal({2, o.in_channels, c.height, c.width}, 0, 1, DType::Float64), true),
-          [&](const Variable& x) { return layer.forward(x); }, {},
+          [&](const Variable& x) { return layer(x); }, {},
           {{"kind", "Conv2d"},
            {"in_channels", std::to_string(o.in_channels)},
            {"out_channels", std::to_string(o.out_channels)},

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
       const Variable memory(Tensor::normal({2, 5, 8}, 0, 1, DType::Float64));
       const nn::DecoderMasks masks{.target_valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2}),
                                    .source_valid_lens = Tensor::from_vector<int64_t>({5, 3}, {2})};
-      const Variable y = layer.forward(x, memory, masks);
+      const Variable y = layer(x, memory, masks);
       std::vector<std::pair<std::string, Tensor>> tensors;
       for (const auto& [name, p] : layer.named_parameters()) tensors.emplace_back(name, p.data());
       tensors.emplace_back("x", x.data());

@@ -64,7 +64,7 @@ void write_case(const Case& c, const std::string& out) {
   layer.eval();
   const Shape shape = c.options.batch_first ? Shape{2, 4, c.options.d_model} : Shape{4, 2, c.options.d_model};
   const Variable x(Tensor::normal(shape, 0, 1, F64), true);
-  const Variable y = layer.forward(x, make_mask(c.mask));
+  const Variable y = layer(x, make_mask(c.mask));
   const Tensor v = Tensor::normal(y.shape(), 0, 1, F64);  // the upstream gradient
   sum(y * Variable(v)).backward();
 
@@ -100,7 +100,7 @@ int check(const std::string& folder) {
       throw ValueError("minigrad-encoder-layer-reference", "torch_io.safetensors has no " + name);
     return *t;
   };
-  const Tensor y = layer.forward(Variable(tensor("x")), make_mask(m.at("mask"))).data();
+  const Tensor y = layer(Variable(tensor("x")), make_mask(m.at("mask"))).data();
   const double diff = max(abs(y - tensor("y"))).item();
   std::cout << "PyTorch's state dict loaded into nn::TransformerEncoderLayer: max |minigrad - PyTorch| = "
             << diff << "\n";

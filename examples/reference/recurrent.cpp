@@ -57,7 +57,7 @@ void write_case(const Case& c, const std::string& out) {
                           ? Tensor()
                           : Tensor::from_values(std::vector<double>(c.lengths.begin(), c.lengths.end()),
                                                 {c.batch}, DType::Int64);
-  const nn::RecurrentOutput r = layer->forward(x, initial, lens);
+  const nn::RecurrentOutput r = (*layer)(x, initial, lens);
   // One scalar with a random upstream gradient for each result: Σ y·v + Σ h_n·v_h (+ Σ c_n·v_c).
   const Tensor v = Tensor::normal(r.output.shape(), 0, 1, F64),
                v_h = Tensor::normal(r.h_n.shape(), 0, 1, F64);

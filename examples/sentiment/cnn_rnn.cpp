@@ -48,7 +48,7 @@ int64_t CnnRnnClassifier::min_length() const {
 
 Variable CnnRnnClassifier::forward(const Tensor& tokens, const Tensor& lengths) const {
   const int64_t b = tokens.shape()[0], t = tokens.shape()[1];
-  const Variable embedded = embedding->forward(tokens);  // (B, T, E)
+  const Variable embedded = (*embedding)(tokens);  // (B, T, E)
   Variable features;
   if (!convs.empty()) {
     if (t < min_length()) {
@@ -67,20 +67,20 @@ Variable CnnRnnClassifier::forward(const Tensor& tokens, const Tensor& lengths) 
         windows.data_ptr<int64_t>()[i] =
             std::clamp<int64_t>(static_cast<int64_t>(lengths.at({i})) - k + 1, 1, t - k + 1);
       }
-      const Variable y = convs[i]->forward(x);            // (B, channels, T - k + 1)
+      const Variable y = (*convs[i])(x);                  // (B, channels, T - k + 1)
       pooled.push_back(relu(max_over_time(y, windows)));  // (B, channels)
     }
     features = concat(pooled, 1);
   } else {
-    const Variable x = transpose(embedded, 0, 1);               // (T, B, E)
-    const Variable out = lstm->forward(x, {}, lengths).output;  // (T, B, 2H), zero past each length
+    const Variable x = transpose(embedded, 0, 1);         // (T, B, E)
+    const Variable out = (*lstm)(x, {}, lengths).output;  // (T, B, 2H), zero past each length
     // The output at each review's last valid token: a one-hot (T, B, 1) weighting summed over time.
     Tensor last = Tensor::zeros({t, b, 1}, out.dtype());
     for (int64_t i = 0; i < b; ++i)
       last.select(0, static_cast<int64_t>(lengths.at({i})) - 1).select(0, i).fill_(1);
     features = concat({select(out, 0, 0), sum(out * Variable(last), {0})}, 1);  // (B, 4H)
   }
-  return decoder->forward(dropout->forward(features));
+  return (*decoder)((*dropout)(features));
 }
 
 }  // namespace sentiment

@@ -34,7 +34,7 @@ struct CnnRnnOptions {
   double dropout = 0.5;  // before the output layer (d2l's TextCNN: 0.5; its BiRNN: none)
 };
 
-class CnnRnnClassifier : public minigrad::nn::Module {
+class CnnRnnClassifier : public minigrad::nn::Layer<CnnRnnClassifier> {
  public:
   explicit CnnRnnClassifier(const CnnRnnOptions& options);
 

@@ -56,7 +56,7 @@ Accuracy evaluate(CnnRnnClassifier& model, const std::vector<Example>& examples,
   double correct = 0, loss = 0;
   for (const auto& indices : evaluation_batches(examples, 256)) {
     const Batch batch = make_batch(examples, indices, max_len);
-    const Variable logits = model.forward(batch.tokens, batch.lengths);
+    const Variable logits = model(batch.tokens, batch.lengths);
     const double n = static_cast<double>(batch.labels.numel());
     correct += accuracy(logits, batch.labels) * n;
     loss += cross_entropy(logits, batch.labels).item() * n;
@@ -103,7 +103,7 @@ int run(const CnnRnnOptions& model_options, const Args& args) {
       const Batch batch = make_batch(examples, indices, args.max_len);
       if (!args.constant_lr) optimizer.set_learning_rate(schedule.at(step));
       optimizer.zero_grad();
-      const Variable logits = model.forward(batch.tokens, batch.lengths);
+      const Variable logits = model(batch.tokens, batch.lengths);
       const Variable loss = cross_entropy(logits, batch.labels);
       loss.backward();
       if (args.clip > 0) optim::clip_grad_norm_(optimizer.parameters(), args.clip);

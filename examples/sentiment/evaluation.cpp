@@ -26,7 +26,7 @@ Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples,
   std::array<double, 3> totals = {0, 0, 0};  // loss sum, correct, count
   for (const auto& indices : evaluation_batches(share, batch_size)) {
     const Batch batch = make_batch(share, indices, model.encoder->options.max_len);
-    const Variable logits = model.forward(batch.tokens, batch.lengths, batch.nb_rows, batch.nb_ratios);
+    const Variable logits = model(batch.tokens, batch.lengths, batch.nb_rows, batch.nb_ratios);
     const double n = static_cast<double>(batch.labels.numel());
     totals[0] += cross_entropy(logits, batch.labels).item() * n;
     totals[1] += static_cast<double>(count_correct(logits, batch.labels));
@@ -47,8 +47,7 @@ std::vector<double> positive_log_odds(SentimentModel& model, const std::vector<E
   std::vector<double> out(examples.size());
   for (const auto& indices : evaluation_batches(examples, 256)) {
     const Batch batch = make_batch(examples, indices, model.encoder->options.max_len);
-    const Tensor z =
-        model.forward(batch.tokens, batch.lengths, batch.nb_rows, batch.nb_ratios).data();  // (B, 2)
+    const Tensor z = model(batch.tokens, batch.lengths, batch.nb_rows, batch.nb_ratios).data();  // (B, 2)
     for (size_t i = 0; i < indices.size(); ++i) {
       const auto row = static_cast<int64_t>(i);
       out[indices[i]] = z.at({row, 1}) - z.at({row, 0});

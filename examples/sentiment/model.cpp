@@ -67,26 +67,25 @@ void SentimentModel::read_nb_features() {
   if (nb) nb_features_ = NbFeatures(nb_keys_.data().clone(), nb_ratios_.data().clone(), nb_max_);
 }
 
-Variable SentimentModel::encode(const Tensor& tokens, const Tensor& lengths) {
+Variable SentimentModel::encode(const Tensor& tokens, const Tensor& lengths) const {
   Variable x = encoder->embed(tokens);  // (B, T, d), scaled by √d
   if (ngrams) {
     const Tensor rows = hashed_ngrams_
                             ? ngram_rows(tokens, lengths, ngrams->options.num_embeddings, ngram_max_)
                             : ngram_vocabulary_.rows(tokens, lengths, ngram_max_);
     // Each position's n-gram vectors, summed (B, T, n-1, d) -> (B, T, d), at the token embedding's scale.
-    x = x +
-        sum(ngrams->forward(rows), {2}) * std::sqrt(static_cast<double>(encoder->options.layer.num_hiddens));
+    x = x + sum((*ngrams)(rows), {2}) * std::sqrt(static_cast<double>(encoder->options.layer.num_hiddens));
   }
   return encoder->encode(x, {.valid_lens = lengths});  // (B, T, d)
 }
 
 Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths, const Tensor& nb_rows,
-                                 const Tensor& nb_ratios) {
+                                 const Tensor& nb_ratios) const {
   const Variable h = encode(tokens, lengths);  // (B, T, d)
   // Mean pooling sees the whole review; max pooling lets one strong phrase ("waste of time") speak.
   const Variable pooled =
       concat({mean_over_time(h, lengths, /*dim=*/1), max_over_time(h, lengths, /*dim=*/1)}, 1);  // (B, 2d)
-  const Variable logits = head->forward(dropout->forward(pooled));                               // (B, 2)
+  const Variable logits = (*head)((*dropout)(pooled));                                           // (B, 2)
   if (!nb) return logits;
   if (!nb_rows.defined() || nb_rows.rank() != 2 || nb_rows.dtype() != DType::Int64 ||
       nb_ratios.shape() != nb_rows.shape() || nb_rows.shape()[0] != tokens.shape()[0]) {
@@ -98,7 +97,7 @@ Variable SentimentModel::forward(const Tensor& tokens, const Tensor& lengths, co
   }
   // Σ_f r_f · W[f] over each review's n-grams: (B, K, 2) · (B, K, 1) summed over K -> (B, 2).
   const Variable r(reshape(nb_ratios.to(nb->weight.dtype()), {nb_rows.shape()[0], nb_rows.shape()[1], 1}));
-  return logits + sum(nb->forward(nb_rows) * r, {1});
+  return logits + sum((*nb)(nb_rows)*r, {1});
 }
 
 }  // namespace sentiment

@@ -18,7 +18,7 @@
 
 namespace sentiment {
 
-class SentimentModel : public minigrad::nn::Module {
+class SentimentModel : public minigrad::nn::Layer<SentimentModel> {
  public:
   // `ngram_vocabulary` is the list of n-grams with rows when config.ngram_vocabulary is set (unused
   // otherwise).
@@ -30,10 +30,11 @@ class SentimentModel : public minigrad::nn::Module {
   // tokens (B, T) int64, lengths (B) int64 -> logits (B, 2). With the NB branch, also nb_rows (B, K)
   // int64, the rows of each review's n-grams (padded with 0), and nb_ratios (B, K), their r.
   minigrad::Variable forward(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths,
-                             const minigrad::Tensor& nb_rows = {}, const minigrad::Tensor& nb_ratios = {});
+                             const minigrad::Tensor& nb_rows = {},
+                             const minigrad::Tensor& nb_ratios = {}) const;
   // The encoder's output at every position, before pooling: (B, T, d). Masked-token pretraining
   // predicts tokens from it; forward pools it.
-  minigrad::Variable encode(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths);
+  minigrad::Variable encode(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths) const;
 
   std::string name() const override { return "SentimentModel"; }
 

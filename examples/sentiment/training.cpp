@@ -73,7 +73,7 @@ std::array<double, 4> forward_backward(SentimentModel& model, const std::vector<
   const Batch b = make_batch(examples, mine, c.max_len);
   const Tensor tokens =
       c.token_dropout > 0 ? drop_tokens(b.tokens, b.lengths, c.token_dropout, default_generator()) : b.tokens;
-  const Variable logits = model.forward(tokens, b.lengths, b.nb_rows, b.nb_ratios);  // (B, 2)
+  const Variable logits = model(tokens, b.lengths, b.nb_rows, b.nb_ratios);  // (B, 2)
   Variable loss = cross_entropy(logits, b.labels, {.label_smoothing = c.label_smoothing});
   const double n = static_cast<double>(mine.size());
   const std::array<double, 4> stats = {loss.item() * n, static_cast<double>(count_correct(logits, b.labels)),

@@ -23,7 +23,7 @@ double time_self_attention(nn::MultiHeadAttention& attention, int64_t n, int64_t
   std::vector<double> times;
   for (int r = 0; r < repeats + 1; ++r) {  // the first run warms up buffers and threads
     const auto start = std::chrono::steady_clock::now();
-    Variable y = attention.forward(x, x, x);
+    Variable y = attention(x, x, x);
     sum(y).backward();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
@@ -53,15 +53,14 @@ int main(int argc, char** argv) {
     attention.eval();
     std::cout << attention << "\n";
     const Variable X(Tensor::ones({2, 4, 100}));
-    const Variable Y = attention.forward(X, X, X, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
+    const Variable Y = attention(X, X, X, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
     std::cout << "output shape: " << Y.shape() << "\n\n";
 
     // A small example with masking: 8 queries over 8 keys, the second sequence only 5 long, with a causal
     // mask as well. Hidden keys get exactly zero weight.
     nn::MultiHeadAttention small(16, 2, 0.0);
     const Variable tokens(Tensor::normal({2, 8, 16}));
-    small.forward(tokens, tokens, tokens,
-                  {.valid_lens = Tensor::from_vector<int64_t>({8, 5}, {2}), .causal = true});
+    small(tokens, tokens, tokens, {.valid_lens = Tensor::from_vector<int64_t>({8, 5}, {2}), .causal = true});
     const Tensor weights = small.attention_weights().select(0, 1).select(0, 0);  // sequence 1, head 0: (8, 8)
     const std::string weights_png = out + "/attention_weights_masked.png";
     plot::heatmap(weights_png, weights,

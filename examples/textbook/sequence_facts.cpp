@@ -40,7 +40,7 @@ SequenceLayer make_layer(SequenceLayerKind kind, const SequenceLayerOptions& opt
         const int64_t n = x.shape()[1];
         // (N, d, n), or (N, d, n + k − 1) when causal: output i saw the padded positions i … i + k − 1,
         // which are the inputs i − k + 1 … i, so the first n outputs never see the future.
-        Variable y = conv->forward(transpose(x, 1, 2));
+        Variable y = (*conv)(transpose(x, 1, 2));
         if (causal) y = slice(y, 2, 0, n);
         return transpose(y, 1, 2);
       };
@@ -49,13 +49,13 @@ SequenceLayer make_layer(SequenceLayerKind kind, const SequenceLayerOptions& opt
       auto rnn = std::make_shared<nn::RNN>(nn::RNNOptions{
           .input_size = d, .hidden_size = d, .batch_first = true, .generator = options.generator});
       rnn->to(options.dtype);
-      return [rnn](const Variable& x) { return rnn->forward(x).output; };
+      return [rnn](const Variable& x) { return (*rnn)(x).output; };
     }
     case SequenceLayerKind::SelfAttention: {
       auto attention = std::make_shared<nn::MultiHeadAttention>(nn::MultiHeadAttentionOptions{
           .num_hiddens = d, .num_heads = options.heads, .generator = options.generator});
       attention->to(options.dtype);
-      return [attention](const Variable& x) { return attention->forward(x, x, x); };
+      return [attention](const Variable& x) { return (*attention)(x, x, x); };
     }
   }
   throw ValueError("make_layer", "unknown layer kind " + std::to_string(static_cast<int>(kind)));
@@ -164,7 +164,7 @@ int64_t recurrent_steps_to_connect(int64_t n, const SequenceLayerOptions& option
     Variable h, y;  // h undefined: zeros
     for (int64_t t = 0; t < n; ++t) {
       const Variable state = (h.defined() && t < n - window) ? h.detach() : h;
-      const nn::RecurrentOutput step = rnn.forward(slice(x, 1, t, t + 1), nn::RecurrentState(state));
+      const nn::RecurrentOutput step = rnn(slice(x, 1, t, t + 1), nn::RecurrentState(state));
       h = step.h_n;
       y = step.output;  // (1, 1, d)
     }

@@ -20,7 +20,7 @@ std::vector<double> train_with_sgd(MyLinear& model, const Variable& x, const Var
                                    double lr) {
   std::vector<double> losses;
   for (int step = 0; step < steps; ++step) {
-    const Variable loss = mse_loss(model.forward(x), y);
+    const Variable loss = mse_loss(model(x), y);
     model.zero_grad();
     loss.backward();
     losses.push_back(loss.item());

@@ -68,15 +68,15 @@ BOOST_AUTO_TEST_CASE(forward_matches_nn_linear) {
   const auto model = float64_model(2);
   const auto linear = copy_as_nn_linear(*model);
   const Data data = generated_data();
-  const Variable y = model->forward(data.x);
-  BOOST_TEST(close(y.data(), linear->forward(data.x).data()),
+  const Variable y = (*model)(data.x);
+  BOOST_TEST(close(y.data(), (*linear)(data.x).data()),
              "forward(x) is " << describe(y.data()) << ": it should be x·Wᵀ + b, (64, 3) -> [64,2]");
 }
 
 BOOST_AUTO_TEST_CASE(gradients_reach_the_input_and_both_parameters) {
   const auto model = float64_model(3);
   Generator gen(3);
-  const GradcheckResult r = gradcheck([&](const std::vector<Variable>& in) { return model->forward(in[0]); },
+  const GradcheckResult r = gradcheck([&](const std::vector<Variable>& in) { return (*model)(in[0]); },
                                       {random_leaf({4, 3}, gen), model->weight, model->bias});
   BOOST_TEST(r.passed, r.report() << ". Build forward from ops on Variables (matmul, transpose, +)");
 }
@@ -100,7 +100,7 @@ BOOST_AUTO_TEST_CASE(training_matches_nn_linear_and_sgd) {
   const std::vector<double> losses = train_with_sgd(*model, data.x, data.y, 20, 0.1);
   optim::SGD sgd(linear->named_parameters(), {.lr = 0.1});
   for (int step = 0; step < 20 && step < static_cast<int>(losses.size()); ++step) {
-    const Variable loss = mse_loss(linear->forward(data.x), data.y);
+    const Variable loss = mse_loss((*linear)(data.x), data.y);
     sgd.zero_grad();
     loss.backward();
     sgd.step();

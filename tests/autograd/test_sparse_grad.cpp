@@ -245,7 +245,7 @@ BOOST_AUTO_TEST_CASE(an_embedding_module_with_sparse_true) {
   BOOST_TEST(sparse_layer.repr() == "Embedding(10, 4, sparse=True)");
   sparse_layer.weight.data().copy_(dense_layer.weight.data());
   const Tensor ids = Tensor::from_vector<int64_t>({7, 1, 7, 3}, {2, 2});
-  const Variable a = dense_layer.forward(ids), b = sparse_layer.forward(ids);
+  const Variable a = dense_layer(ids), b = sparse_layer(ids);
   BOOST_TEST(a.data().to_vector<float>() == b.data().to_vector<float>());
   sum(b).backward();
   BOOST_REQUIRE(sparse_layer.weight.grad().is_row_sparse());

@@ -56,8 +56,8 @@ BOOST_AUTO_TEST_CASE(a_tensor_is_taken_wherever_a_constant_variable_is) {
   // A module's input.
   nn::Linear linear(3, 2);
   linear.to(DType::Float64);
-  expect_equal(linear.forward(t).data(), linear.forward(Variable(t)).data().to_vector());
-  BOOST_TEST(!linear.forward(Tensor::ones({3}, DType::Float64)).is_leaf());
+  expect_equal(linear(t).data(), linear(Variable(t)).data().to_vector());
+  BOOST_TEST(!linear(Tensor::ones({3}, DType::Float64)).is_leaf());
 }
 
 BOOST_AUTO_TEST_CASE(to_is_differentiable_between_float_dtypes) {

@@ -182,8 +182,8 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
   const Batch batch = make_batch(validation_examples(config, split), config.max_source_len);
   NoGradGuard no_grad;
   const nn::DecoderMasks masks{.source_valid_lens = batch.source_lens};
-  const Tensor before = checkpoint.model->forward(batch.source, batch.decoder_input, masks).data();
-  const Tensor after = loaded.model->forward(batch.source, batch.decoder_input, masks).data();
+  const Tensor before = (*checkpoint.model)(batch.source, batch.decoder_input, masks).data();
+  const Tensor after = (*loaded.model)(batch.source, batch.decoder_input, masks).data();
   BOOST_TEST(max(abs(sub(before, after))).item() == 0.0);
   const Prediction p = predict(loaded, "3 March 1999");
   BOOST_TEST(p.output_chars.size() <= 11u);

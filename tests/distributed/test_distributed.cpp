@@ -71,9 +71,8 @@ struct Model {
   // over shares (by average_gradients' mean times the rank count) it is the whole batch's mean.
   Variable loss(const Tensor& tokens, const Tensor& labels, int64_t begin, int64_t end, int64_t batch) {
     const Tensor t = tokens.slice(0, begin, end), l = labels.slice(0, begin, end).contiguous();
-    const Variable h = encoder.forward(t.contiguous());
-    const Variable logits =
-        head.forward(mean_over_time(h, Tensor::full({end - begin}, 6, DType::Int64), /*dim=*/1));
+    const Variable h = encoder(t.contiguous());
+    const Variable logits = head(mean_over_time(h, Tensor::full({end - begin}, 6, DType::Int64), /*dim=*/1));
     return cross_entropy(logits, l) * (static_cast<double>(end - begin) / static_cast<double>(batch));
   }
 };

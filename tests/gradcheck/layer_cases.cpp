@@ -16,30 +16,29 @@ void add_layer_cases(const AddLayer& add_layer) {
   add_layer("nn::Linear (batched input)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::Linear>(size_in(g, 2, 4), size_in(g, 1, 3)));
     return layer_check(layer, {normal(g, {2, 2, layer->options.in_features})},
-                       [layer](In x) { return layer->forward(x[0]); });
+                       [layer](In x) { return (*layer)(x[0]); });
   });
   add_layer("nn::Linear (no bias)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::Linear>(3, size_in(g, 1, 3), /*bias=*/false));
-    return layer_check(layer, {normal(g, {2, 3})}, [layer](In x) { return layer->forward(x[0]); });
+    return layer_check(layer, {normal(g, {2, 3})}, [layer](In x) { return (*layer)(x[0]); });
   });
   add_layer("nn::Sequential (Linear, Tanh, Linear, GELU)", [](Generator& g) {
     auto layer = in_float64(
         std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(3, 4), std::make_shared<nn::Tanh>(),
                                          std::make_shared<nn::Linear>(4, 2), std::make_shared<nn::GELU>()));
-    return layer_check(layer, {normal(g, {size_in(g, 1, 4), 3})},
-                       [layer](In x) { return layer->forward(x[0]); });
+    return layer_check(layer, {normal(g, {size_in(g, 1, 4), 3})}, [layer](In x) { return (*layer)(x[0]); });
   });
   add_layer("nn::Conv1d (padding 1, groups 2)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::Conv1d>(
         nn::Conv1dOptions{.in_channels = 4, .out_channels = 2, .kernel_size = 3, .padding = 1, .groups = 2}));
     return layer_check(layer, {normal(g, {2, 4, size_in(g, 3, 6)})},
-                       [layer](In x) { return layer->forward(x[0]); });
+                       [layer](In x) { return (*layer)(x[0]); });
   });
   add_layer("nn::Conv2d (3x3, padding 1, groups 2)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::Conv2d>(
         nn::Conv2dOptions{.in_channels = 4, .out_channels = 2, .kernel_size = 3, .padding = 1, .groups = 2}));
     return layer_check(layer, {normal(g, {2, 4, size_in(g, 3, 5), 4})},
-                       [layer](In x) { return layer->forward(x[0]); });
+                       [layer](In x) { return (*layer)(x[0]); });
   });
   // Recurrent layers: the output and the final states in one vector; inputs x, h0 (and c0), then the
   // parameters. Lengths 4 and 2 of 4 steps: the second sequence's state must stop after its second step,
@@ -59,7 +58,7 @@ void add_layer_cases(const AddLayer& add_layer) {
       if (lstm) inputs.push_back(normal(g, {states, n, options.hidden_size}));
       const Tensor lens = lengths ? Tensor::from_vector<int64_t>({4, 2}, {2}) : Tensor();
       return layer_check(layer, inputs, [layer, lstm, lens](In x) {
-        const nn::RecurrentOutput r = layer->forward(x[0], {x[1], lstm ? x[2] : Variable()}, lens);
+        const nn::RecurrentOutput r = (*layer)(x[0], {x[1], lstm ? x[2] : Variable()}, lens);
         std::vector<Variable> parts{reshape(r.output, {-1}), reshape(r.h_n, {-1})};
         if (lstm) parts.push_back(reshape(r.c_n, {-1}));
         return concat(parts, 0);
@@ -79,44 +78,44 @@ void add_layer_cases(const AddLayer& add_layer) {
   add_layer("nn::Embedding", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::Embedding>(5, size_in(g, 2, 3)));
     return layer_check(layer, {}, [layer](In) {
-      return layer->forward(Tensor::from_vector<int64_t>({4, 0, 4, 2}, {2, 2}));
+      return (*layer)(Tensor::from_vector<int64_t>({4, 0, 4, 2}, {2, 2}));
     });
   });
   add_layer("nn::Embedding (sparse)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::Embedding>(
         nn::EmbeddingOptions{.num_embeddings = 6, .embedding_dim = size_in(g, 2, 3), .sparse = true}));
     return layer_check(layer, {}, [layer](In) {
-      return layer->forward(Tensor::from_vector<int64_t>({4, 0, 4, 2, 5, 4}, {3, 2}));
+      return (*layer)(Tensor::from_vector<int64_t>({4, 0, 4, 2, 5, 4}, {3, 2}));
     });
   });
   add_layer("nn::LayerNorm", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::LayerNorm>(size_in(g, 2, 5)));
     randomize(*layer, g);  // away from the ones/zeros initialisation, which hides mistakes
     return layer_check(layer, {normal(g, {2, 3, layer->normalized_size})},
-                       [layer](In x) { return layer->forward(x[0]); });
+                       [layer](In x) { return (*layer)(x[0]); });
   });
   add_layer("nn::BatchNorm2d (training)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::BatchNorm2d>(nn::BatchNormOptions{.num_features = 3}));
     randomize(*layer, g);
     return layer_check(layer, {normal(g, {2, 3, 2, size_in(g, 2, 3)})},
-                       [layer](In x) { return layer->forward(x[0]); });
+                       [layer](In x) { return (*layer)(x[0]); });
   });
   add_layer("nn::BatchNorm1d (evaluation)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::BatchNorm1d>(nn::BatchNormOptions{.num_features = 2}));
     randomize(*layer, g);
     layer->eval();
     return layer_check(layer, {normal(g, {3, 2, size_in(g, 2, 4)})},
-                       [layer](In x) { return layer->forward(x[0]); });
+                       [layer](In x) { return (*layer)(x[0]); });
   });
   add_layer("nn::PositionalEncoding (sinusoidal)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::PositionalEncoding>(4, 0.0, 10));
     return layer_check(layer, {normal(g, {2, size_in(g, 1, 5), 4})},
-                       [layer](In x) { return layer->forward(x[0]); });
+                       [layer](In x) { return (*layer)(x[0]); });
   });
   add_layer("nn::PositionalEncoding (learnable)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::PositionalEncoding>(
         nn::PositionalEncodingOptions{.num_hiddens = 4, .dropout = 0, .max_len = 4, .learnable = true}));
-    return layer_check(layer, {normal(g, {2, 3, 4})}, [layer](In x) { return layer->forward(x[0]); });
+    return layer_check(layer, {normal(g, {2, 3, 4})}, [layer](In x) { return (*layer)(x[0]); });
   });
   const std::vector<std::pair<std::string, nn::AttentionMask>> masks = {
       {"no mask", {}},
@@ -132,28 +131,28 @@ void add_layer_cases(const AddLayer& add_layer) {
       layer->eval();
       const int64_t d = size_in(g, 2, 3);
       return layer_check(layer, {normal(g, {2, 3, d}), normal(g, {2, 3, d}), normal(g, {2, 3, 2})},
-                         [layer, mask](In x) { return layer->forward(x[0], x[1], x[2], mask); });
+                         [layer, mask](In x) { return (*layer)(x[0], x[1], x[2], mask); });
     });
   }
   add_layer("nn::MultiHeadAttention (self, valid_lens, 2 heads)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::MultiHeadAttention>(4, 2, 0.0, /*bias=*/true));
     const nn::AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})};
     return layer_check(layer, {normal(g, {2, 3, 4})},
-                       [layer, mask](In x) { return layer->forward(x[0], x[0], x[0], mask); });
+                       [layer, mask](In x) { return (*layer)(x[0], x[0], x[0], mask); });
   });
   add_layer("nn::MultiHeadAttention (cross, sizes 5/4/6, causal)", [](Generator& g) {
     auto layer = in_float64(std::make_shared<nn::MultiHeadAttention>(nn::MultiHeadAttentionOptions{
         .num_hiddens = 4, .num_heads = 2, .query_size = 5, .key_size = 4, .value_size = 6}));
     // Queries from one sequence (3 steps), keys and values from another (3 steps, other widths).
     return layer_check(layer, {normal(g, {2, 3, 5}), normal(g, {2, 3, 4}), normal(g, {2, 3, 6})},
-                       [layer](In x) { return layer->forward(x[0], x[1], x[2], {.causal = true}); });
+                       [layer](In x) { return (*layer)(x[0], x[1], x[2], {.causal = true}); });
   });
   for (nn::Activation activation : {nn::Activation::ReLU, nn::Activation::GELU}) {
     add_layer(
         std::string("nn::PositionWiseFFN (") + (activation == nn::Activation::ReLU ? "ReLU" : "GELU") + ")",
         [activation](Generator& g) {
           auto layer = in_float64(std::make_shared<nn::PositionWiseFFN>(3, size_in(g, 2, 5), activation));
-          return layer_check(layer, {normal(g, {2, 2, 3})}, [layer](In x) { return layer->forward(x[0]); });
+          return layer_check(layer, {normal(g, {2, 2, 3})}, [layer](In x) { return (*layer)(x[0]); });
         });
   }
   for (bool norm_first : {false, true}) {
@@ -164,7 +163,7 @@ void add_layer_cases(const AddLayer& add_layer) {
           auto layer = in_float64(std::make_shared<nn::AddNorm>(4, 0.0, nullptr, norm_first));
           randomize(*layer, g);
           return layer_check(layer, {normal(g, {2, 3, 4}), normal(g, {2, 3, 4})}, [layer](In x) {
-            return layer->forward(x[0], [&](const Variable& v) { return tanh(v) * x[1]; });
+            return (*layer)(x[0], [&](const Variable& v) { return tanh(v) * x[1]; });
           });
         });
   }
@@ -175,7 +174,7 @@ void add_layer_cases(const AddLayer& add_layer) {
                 randomize(*layer, g);
                 const nn::AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})};
                 return layer_check(layer, {normal(g, {2, 3, 4})},
-                                   [layer, mask](In x) { return layer->forward(x[0], mask); });
+                                   [layer, mask](In x) { return (*layer)(x[0], mask); });
               });
   }
   add_layer("nn::MultiheadAttention (PyTorch's; sequence first, key padding mask, 2 heads)",
@@ -187,7 +186,7 @@ void add_layer_cases(const AddLayer& add_layer) {
                                                Tensor::from_values({0, 0, 0, 0, 0, 1}, {2, 3}, DType::Bool)};
               // query (3, 2, 4), key and value (3, 2, 4): (n, B, E)
               return layer_check(layer, {normal(g, {3, 2, 4}), normal(g, {3, 2, 4}), normal(g, {3, 2, 4})},
-                                 [layer, mask](In x) { return layer->forward(x[0], x[1], x[2], mask); });
+                                 [layer, mask](In x) { return (*layer)(x[0], x[1], x[2], mask); });
             });
   for (bool norm_first : {false, true}) {
     add_layer(std::string("nn::TransformerEncoderLayer (PyTorch's; ") +
@@ -204,7 +203,7 @@ void add_layer_cases(const AddLayer& add_layer) {
                         .norm_first = norm_first}));
                 randomize(*layer, g);
                 return layer_check(layer, {normal(g, {2, 3, 4})},
-                                   [layer](In x) { return layer->forward(x[0], {.causal = true}); });
+                                   [layer](In x) { return (*layer)(x[0], {.causal = true}); });
               });
   }
   for (bool norm_first : {false, true}) {
@@ -218,7 +217,7 @@ void add_layer_cases(const AddLayer& add_layer) {
                 const nn::DecoderMasks masks{.target_valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2}),
                                              .source_valid_lens = Tensor::from_vector<int64_t>({4, 2}, {2})};
                 return layer_check(layer, {normal(g, {2, 3, 4}), normal(g, {2, 4, 4})},
-                                   [layer, masks](In x) { return layer->forward(x[0], x[1], masks); });
+                                   [layer, masks](In x) { return (*layer)(x[0], x[1], masks); });
               });
   }
   add_layer("nn::TransformerDecoder (decoder-only, tied weights, parameters)", [](Generator& g) {
@@ -231,8 +230,8 @@ void add_layer_cases(const AddLayer& add_layer) {
         .tie_weights = true}));
     randomize(*layer, g);
     return layer_check(layer, {}, [layer](In) {
-      return layer->forward(Tensor::from_vector<int64_t>({1, 4, 2, 0, 3, 3}, {2, 3}), Variable(),
-                            {.target_valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
+      return (*layer)(Tensor::from_vector<int64_t>({1, 4, 2, 0, 3, 3}, {2, 3}), Variable(),
+                      {.target_valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
     });
   });
   add_layer("nn::Transformer (encoder-decoder, parameters)", [](Generator& g) {
@@ -242,10 +241,10 @@ void add_layer_cases(const AddLayer& add_layer) {
                                .decoder = {.layer = each, .vocab_size = 5, .max_len = 8}}));
     randomize(*layer, g);
     return layer_check(layer, {}, [layer](In) {
-      return layer->forward(Tensor::from_vector<int64_t>({1, 5, 2, 4, 0, 3, 3, 1}, {2, 4}),
-                            Tensor::from_vector<int64_t>({0, 4, 2, 0, 3, 3}, {2, 3}),
-                            {.target_valid_lens = Tensor::from_vector<int64_t>({3, 1}, {2}),
-                             .source_valid_lens = Tensor::from_vector<int64_t>({4, 2}, {2})});
+      return (*layer)(Tensor::from_vector<int64_t>({1, 5, 2, 4, 0, 3, 3, 1}, {2, 4}),
+                      Tensor::from_vector<int64_t>({0, 4, 2, 0, 3, 3}, {2, 3}),
+                      {.target_valid_lens = Tensor::from_vector<int64_t>({3, 1}, {2}),
+                       .source_valid_lens = Tensor::from_vector<int64_t>({4, 2}, {2})});
     });
   });
   add_layer("nn::TransformerEncoder (2 layers, parameters)", [](Generator& g) {
@@ -256,8 +255,8 @@ void add_layer_cases(const AddLayer& add_layer) {
                                       .max_len = 8}));
     randomize(*layer, g);
     return layer_check(layer, {}, [layer](In) {
-      return layer->forward(Tensor::from_vector<int64_t>({1, 5, 2, 0, 3, 3}, {2, 3}),
-                            {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
+      return (*layer)(Tensor::from_vector<int64_t>({1, 5, 2, 0, 3, 3}, {2, 3}),
+                      {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
     });
   });
 }

@@ -13,7 +13,7 @@ BOOST_AUTO_TEST_CASE(the_chapter_example_has_the_chapter_shape) {
   MultiHeadAttention attention(100, 5, 0.5);
   attention.eval();
   const Variable X(Tensor::ones({2, 4, 100}));
-  const Variable Y = attention.forward(X, X, X, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
+  const Variable Y = attention(X, X, X, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})});
   BOOST_TEST(Y.shape() == (Shape{2, 4, 100}));
   BOOST_TEST(attention.attention_weights().shape() == (Shape{2, 5, 4, 4}));
   // Identical keys, so the valid ones share the weight equally and the masked ones get none.
@@ -26,38 +26,37 @@ BOOST_AUTO_TEST_CASE(each_mask_kind_hides_the_right_keys) {
   DotProductAttention attention;
   const Variable q(Tensor::zeros({2, 3, 2})), k(Tensor::zeros({2, 3, 2})), v(Tensor::normal({2, 3, 2}));
   // Zero scores: weights are uniform over whatever is visible.
-  attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3, 3, 1, 2}, {2, 3})});
+  attention(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3, 3, 1, 2}, {2, 3})});
   expect_close(attention.attention_weights().select(0, 0), {1, 0, 0, 0.5, 0.5, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3});
-  attention.forward(q, k, v,
-                    {.key_padding_mask = Tensor::from_values({0, 1, 0, 1, 1, 0}, {2, 3}, DType::Bool)});
+  attention(q, k, v, {.key_padding_mask = Tensor::from_values({0, 1, 0, 1, 1, 0}, {2, 3}, DType::Bool)});
   expect_close(attention.attention_weights().select(0, 1).select(0, 0), {0, 0, 1});
-  attention.forward(q, k, v, {.causal = true});
+  attention(q, k, v, {.causal = true});
   expect_close(attention.attention_weights().select(0, 0), {1, 0, 0, 0.5, 0.5, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3});
   // Combined: causal and a length of 2 for sequence 1.
-  attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2}), .causal = true});
+  attention(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2}), .causal = true});
   expect_close(attention.attention_weights().select(0, 1).select(0, 2), {0.5, 0.5, 0});
   // Every key hidden: weights of 0, softmax's convention for a fully masked row (not NaN, not uniform).
-  attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({0, 3}, {2})});
+  attention(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({0, 3}, {2})});
   expect_close(attention.attention_weights().select(0, 0).select(0, 0), {0, 0, 0});
   expect_error<ShapeError>(
       [&] {
-        attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3}, {3})});
+        attention(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({1, 2, 3}, {3})});
       },
       "attention mask: valid_lens must be (2) or (2, 3), got [3]");
   // A length past the 3 keys would mask nothing (as PyTorch's LSTM, minigrad's refuses the same).
   expect_error<ValueError>(
       [&] {
-        attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({3, 4}, {2})});
+        attention(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({3, 4}, {2})});
       },
       "attention mask: valid_lens[1] = 4 is not in 0..3, the number of keys");
   expect_error_containing<ValueError>(
       [&] {
-        attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({3, -1}, {2})});
+        attention(q, k, v, {.valid_lens = Tensor::from_vector<int64_t>({3, -1}, {2})});
       },
       "valid_lens[1] = -1 is not in 0..3");
   expect_error<DTypeError>(
       [&] {
-        attention.forward(q, k, v, {.valid_lens = Tensor::from_vector<float>({1, 2}, {2})});
+        attention(q, k, v, {.valid_lens = Tensor::from_vector<float>({1, 2}, {2})});
       },
       "attention mask: valid_lens must be int64, got float32; convert with .to(DType::Int64)");
 }
@@ -82,7 +81,7 @@ BOOST_AUTO_TEST_CASE(cross_attention_takes_queries_keys_and_values_of_different_
       {.num_hiddens = 8, .num_heads = 2, .query_size = 5, .key_size = 3, .value_size = 7});
   const Variable queries(Tensor::normal({2, 4, 5})), keys(Tensor::normal({2, 6, 3})),
       values(Tensor::normal({2, 6, 7}));
-  const Variable out = attention.forward(queries, keys, values);
+  const Variable out = attention(queries, keys, values);
   BOOST_TEST(out.shape() == (Shape{2, 4, 8}));
   BOOST_TEST(attention.attention_weights().shape() == (Shape{2, 2, 4, 6}));
   BOOST_TEST(attention.W_k->weight.shape() == (Shape{8, 3}));
@@ -104,11 +103,11 @@ BOOST_AUTO_TEST_CASE(positional_encoding_follows_the_formula) {
   // forward adds P[:T] (dropout off in eval)
   PositionalEncoding pe(d, 0.5, n);
   pe.eval();
-  const Variable out = pe.forward(Variable(Tensor::zeros({2, 5, d})));
+  const Variable out = pe(Variable(Tensor::zeros({2, 5, d})));
   expect_close(out.data().select(0, 1), P.slice(0, 0, 5).to_vector(), 1e-7);
   expect_error<ShapeError>(
       [&] {
-        pe.forward(Variable(Tensor::zeros({1, 61, d})));
+        pe(Variable(Tensor::zeros({1, 61, d})));
       },
       "PositionalEncoding: expects (batch, steps <= 60, 32), got [1,61,32]");
 }
@@ -136,7 +135,7 @@ BOOST_AUTO_TEST_CASE(encoder_layers_keep_the_shape_and_norm_placement_matters) {
   manual_seed(3);
   EncoderLayer pre({.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .norm_first = true});
   const Variable x(Tensor::normal({2, 5, 8}));
-  const Variable a = post.forward(x), b = pre.forward(x);
+  const Variable a = post(x), b = pre(x);
   BOOST_TEST(a.shape() == (Shape{2, 5, 8}));
   BOOST_TEST(b.shape() == (Shape{2, 5, 8}));
   // Post-norm output rows are normalized (mean 0, variance 1); pre-norm ones are not.
@@ -144,8 +143,8 @@ BOOST_AUTO_TEST_CASE(encoder_layers_keep_the_shape_and_norm_placement_matters) {
   BOOST_TEST(std::abs(mean(b.data().select(0, 0).select(0, 0)).item()) > 1e-3);
   TransformerEncoder encoder(
       {.layer = {.num_hiddens = 8, .ffn_num_hiddens = 8, .num_heads = 2}, .num_layers = 3, .vocab_size = 20});
-  const Variable out = encoder.forward(Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3}),
-                                       {.valid_lens = Tensor::from_vector<int64_t>({3, 1}, {2})});
+  const Variable out = encoder(Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3}),
+                               {.valid_lens = Tensor::from_vector<int64_t>({3, 1}, {2})});
   BOOST_TEST(out.shape() == (Shape{2, 3, 8}));
   BOOST_TEST(encoder.attention_weights().size() == 3u);
   // Sequence 1 has one valid token: every query attends only to it, in every layer and head.
@@ -332,7 +331,7 @@ BOOST_AUTO_TEST_CASE(a_model_with_either_kernel_trains_the_same) {
     std::vector<double> run;
     for (int step = 0; step < 3; ++step) {
       encoder.zero_grad();
-      const Variable out = encoder.forward(tokens, mask);
+      const Variable out = encoder(tokens, mask);
       const Variable loss = mean(out * out);
       loss.backward();
       run.push_back(loss.item());

@@ -33,7 +33,7 @@ BOOST_AUTO_TEST_CASE(training_normalises_each_channel_and_moves_the_running_stat
   BatchNorm2d norm({.num_features = 3, .momentum = 0.25});
   norm.to(F64);
   const Tensor x = Tensor::normal({4, 3, 5, 6}, 2, 3, F64);
-  const Tensor y = norm.forward(Variable(x)).data();
+  const Tensor y = norm(Variable(x)).data();
   const auto [y_mean, y_var] = channel_statistics(y);
   BOOST_TEST(allclose(y_mean, Tensor::zeros({3}, F64), {.rtol = 0, .atol = 1e-12}));
   BOOST_TEST(allclose(y_var, Tensor::ones({3}, F64), {.rtol = 0, .atol = 1e-4}));  // var / (var + eps)
@@ -58,7 +58,7 @@ BOOST_AUTO_TEST_CASE(evaluation_uses_the_running_statistics) {
   const Tensor x = Tensor::from_values({3, 0, -1, -2.5}, {2, 2}, F64);  // (N, C)
   // (x - mean) / √(var + eps) · weight + bias per channel
   const double e = 1e-5;
-  expect_close(norm.forward(Variable(x)).data(),
+  expect_close(norm(Variable(x)).data(),
                {2 * 2 / std::sqrt(4 + e) + 0.5, 3 * 2 / std::sqrt(0.25 + e) - 1,
                 2 * -2 / std::sqrt(4 + e) + 0.5, 3 * -0.5 / std::sqrt(0.25 + e) - 1},
                1e-12);
@@ -70,8 +70,8 @@ BOOST_AUTO_TEST_CASE(without_momentum_the_running_statistics_are_a_cumulative_av
   BatchNorm1d norm({.num_features = 2, .momentum = std::nullopt, .affine = false});
   norm.to(F64);
   const Tensor a = Tensor::normal({5, 2, 3}, 1, 1, F64), b = Tensor::normal({5, 2, 3}, -2, 1, F64);
-  norm.forward(Variable(a));
-  norm.forward(Variable(b));
+  norm(Variable(a));
+  norm(Variable(b));
   BOOST_TEST(norm.num_batches_tracked.data().item() == 2);
   BOOST_TEST(allclose(norm.running_mean.data(),
                       (channel_statistics(a).first + channel_statistics(b).first) * 0.5,
@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(without_running_statistics_evaluation_uses_the_batch) {
   BatchNorm2d norm({.num_features = 2, .track_running_stats = false});
   BOOST_TEST(norm.named_buffers().empty());
   norm.eval();
-  const Tensor y = norm.forward(Variable(Tensor::normal({3, 2, 4, 4}, 5, 2))).data();
+  const Tensor y = norm(Variable(Tensor::normal({3, 2, 4, 4}, 5, 2))).data();
   BOOST_TEST(max(abs(channel_statistics(y).first)).item() < 1e-5);
 }
 
@@ -98,7 +98,7 @@ BOOST_AUTO_TEST_CASE(names_are_pytorchs_and_the_buffers_are_saved_and_loaded) {
   printed << norm;
   BOOST_TEST(printed.str() ==
              "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)");
-  norm.forward(Variable(Tensor::normal({2, 3, 2, 2})));
+  norm(Variable(Tensor::normal({2, 3, 2, 2})));
   const std::string path =
       (std::filesystem::temp_directory_path() / ("batch_norm_" + std::to_string(getpid()) + ".safetensors"))
           .string();
@@ -115,17 +115,17 @@ BOOST_AUTO_TEST_CASE(bad_inputs_are_refused_by_name) {
   const BatchNorm2d norm({.num_features = 3});
   expect_error<ShapeError>(
       [&] {
-        norm.forward(Variable(Tensor::zeros({2, 3, 4})));
+        norm(Variable(Tensor::zeros({2, 3, 4})));
       },
       "BatchNorm2d: expects (N, C, H, W) with C = 3, got [2,3,4]");
   expect_error<ShapeError>(
       [] {
-        BatchNorm1d({.num_features = 4}).forward(Variable(Tensor::zeros({2, 3})));
+        BatchNorm1d({.num_features = 4})(Variable(Tensor::zeros({2, 3})));
       },
       "BatchNorm1d: expects (N, C) or (N, C, L) with C = 4, got [2,3]");
   expect_error<ValueError>(
       [] {
-        BatchNorm1d({.num_features = 3}).forward(Variable(Tensor::zeros({1, 3})));
+        BatchNorm1d({.num_features = 3})(Variable(Tensor::zeros({1, 3})));
       },
       "batch_norm: training needs more than 1 value per channel, got an input of shape [1,3]");
   expect_error<ValueError>([] { BatchNorm1d({.num_features = 3, .momentum = 1.5}); },
@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(bad_inputs_are_refused_by_name) {
 BOOST_AUTO_TEST_CASE(dropout2d_zeroes_whole_channels_in_training_only) {
   Dropout2d drop(0.5);
   const Tensor x = Tensor::ones({8, 6, 3, 3}, F64);
-  const Tensor y = drop.forward(Variable(x)).data();
+  const Tensor y = drop(Variable(x)).data();
   int zeroed = 0;
   for (int64_t n = 0; n < 8; ++n) {
     for (int64_t c = 0; c < 6; ++c) {
@@ -149,10 +149,10 @@ BOOST_AUTO_TEST_CASE(dropout2d_zeroes_whole_channels_in_training_only) {
   BOOST_TEST(zeroed > 0);
   BOOST_TEST(zeroed < 48);
   drop.eval();
-  BOOST_TEST(allclose(drop.forward(Variable(x)).data(), x, {.rtol = 0, .atol = 0}));
+  BOOST_TEST(allclose(drop(Variable(x)).data(), x, {.rtol = 0, .atol = 0}));
   expect_error<ShapeError>(
       [] {
-        Dropout2d(0.5).forward(Variable(Tensor::ones({2, 3, 4})));
+        Dropout2d(0.5)(Variable(Tensor::ones({2, 3, 4})));
       },
       "dropout2d: expects (N, C, H, W), got [2,3,4]");
 }

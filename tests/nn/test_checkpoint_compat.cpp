@@ -91,8 +91,8 @@ Tensors probe() {
     m->to(DType::Float64);
   const Variable x(Tensor::normal({2, 3, 4}, 0, 1, DType::Float64, &g), true);
   const nn::AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2}), .causal = true};
-  const Variable h = norm->forward(x + attention->forward(x, x, x, mask));
-  const Variable y = ffn->forward(h);
+  const Variable h = (*norm)(x + (*attention)(x, x, x, mask));
+  const Variable y = (*ffn)(h);
   const Variable pooled =
       max(masked_fill(y, Tensor::from_values({0, 0, 1, 0, 0, 0}, {2, 3, 1}, DType::Bool), -1e30), 1);
   sum(pooled * Variable(Tensor::normal(pooled.shape(), 0, 1, DType::Float64, &g))).backward();
@@ -185,7 +185,7 @@ BOOST_AUTO_TEST_CASE(the_encoder_and_the_masked_poolings_give_the_same_results) 
   const Tensor tokens = Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 8, 1, 2, 0, 0}, {3, 5});
   const Tensor lens = Tensor::from_vector<int64_t>({5, 2, 3}, {3});
   check_results(
-      *encoder, "encoder", [&] { return encoder->forward(tokens, {.valid_lens = lens}); },
+      *encoder, "encoder", [&] { return (*encoder)(tokens, {.valid_lens = lens}); },
       [](Tensors& out, const Variable& h) {
         const Tensor pool_lens = Tensor::from_vector<int64_t>({5, 0, 3}, {3});  // one sequence empty
         const Variable x(h.data(), true);
@@ -209,7 +209,7 @@ BOOST_AUTO_TEST_CASE(the_encoder_decoder_gives_the_same_results_and_generation) 
   const nn::DecoderMasks masks{.target_valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2}),
                                .source_valid_lens = Tensor::from_vector<int64_t>({4, 2}, {2})};
   check_results(
-      *transformer, "transformer", [&] { return transformer->forward(source, target, masks); },
+      *transformer, "transformer", [&] { return (*transformer)(source, target, masks); },
       [&](Tensors& out, const Variable&) {
         const Variable memory = transformer->encode(source, masks.source_valid_lens);
         nn::DecoderCache cache = transformer->decoder->start_cache(memory, masks.source_valid_lens);
@@ -227,8 +227,7 @@ BOOST_AUTO_TEST_CASE(the_decoder_only_model_gives_the_same_results_and_generatio
   check_results(
       *lm, "lm",
       [&] {
-        return lm->forward(text, Variable(),
-                           {.target_valid_lens = Tensor::from_vector<int64_t>({4, 3}, {2})});
+        return (*lm)(text, Variable(), {.target_valid_lens = Tensor::from_vector<int64_t>({4, 3}, {2})});
       },
       [&](Tensors& out, const Variable&) {
         nn::DecoderCache cache = lm->start_cache(Variable());

@@ -21,10 +21,10 @@ BOOST_AUTO_TEST_CASE(sequential_numbers_its_children_and_applies_them_in_order) 
   BOOST_TEST(names == (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}),
              boost::test_tools::per_element());
   const Variable x(Tensor::normal({5, 3}, 0, 1, DType::Float32, &gen));
-  const Tensor expected = fc2->forward(relu(fc1->forward(x))).data();
-  expect_equal(model.forward(x).data(), expected.to_vector<double>());
+  const Tensor expected = (*fc2)(relu((*fc1)(x))).data();
+  expect_equal(model(x).data(), expected.to_vector<double>());
   // an empty Sequential is the identity
-  BOOST_TEST(Sequential().forward(x).is_same(x));
+  BOOST_TEST(Sequential()(x).is_same(x));
 }
 
 BOOST_AUTO_TEST_CASE(sequential_prints_as_a_tree_as_pytorch_does) {
@@ -56,15 +56,15 @@ BOOST_AUTO_TEST_CASE(the_modules_print_and_compute_as_pytorchs) {
   const Variable x(Tensor::normal({2, 3, 2}, 0, 1, DType::Float64));
   const Variable expected =
       softmax(log_softmax(softplus(elu(silu(leaky_relu(reshape(x, {2, 6}), 0.2)))), 1), -1);
-  expect_close(model.forward(x).data(), expected.data().to_vector(), 0);
+  expect_close(model(x).data(), expected.data().to_vector(), 0);
 }
 
 BOOST_AUTO_TEST_CASE(activation_modules_compute_their_functions) {
   const Variable x(Tensor::from_values({-2, -0.5, 0.5, 2}, {4}, DType::Float64));
-  expect_equal(ReLU().forward(x).data(), relu(x).data().to_vector<double>());
-  expect_equal(Tanh().forward(x).data(), tanh(x).data().to_vector<double>());
-  expect_equal(Sigmoid().forward(x).data(), sigmoid(x).data().to_vector<double>());
-  expect_equal(GELU().forward(x).data(), gelu(x).data().to_vector<double>());
+  expect_equal(ReLU()(x).data(), relu(x).data().to_vector<double>());
+  expect_equal(Tanh()(x).data(), tanh(x).data().to_vector<double>());
+  expect_equal(Sigmoid()(x).data(), sigmoid(x).data().to_vector<double>());
+  expect_equal(GELU()(x).data(), gelu(x).data().to_vector<double>());
   BOOST_TEST(ReLU().parameters().empty());
 }
 

@@ -51,7 +51,7 @@ BOOST_AUTO_TEST_CASE(the_layer_has_pytorchs_names_shapes_and_initialisation) {
   }
   BOOST_TEST(max(abs(conv.weight.data())).item() > 0.8 * bound);  // spread over the whole range
   const Variable x(Tensor::normal({2, 6, 7}, 0, 1, DType::Float32, &gen));
-  BOOST_TEST(conv.forward(x).shape() == Shape({2, 4, 7}));
+  BOOST_TEST(conv(x).shape() == Shape({2, 4, 7}));
   std::ostringstream printed;
   printed << conv;
   BOOST_TEST(printed.str() == "Conv1d(6, 4, kernel_size=(5,), stride=(1,), padding=same, groups=2)");
@@ -61,13 +61,13 @@ BOOST_AUTO_TEST_CASE(bad_input_names_the_layer_and_the_shapes) {
   Conv1d conv({.in_channels = 2, .out_channels = 3, .kernel_size = 5});
   expect_error<ShapeError>(
       [&] {
-        conv.forward(Variable(Tensor::zeros({1, 2, 3})));
+        conv(Variable(Tensor::zeros({1, 2, 3})));
       },
       "Conv1d: the kernel spans 5 positions, more than the padded input's 3; got input "
       "[1,2,3], weight [3,2,5], bias [3]");
   expect_error<ShapeError>(
       [&] {
-        conv.forward(Variable(Tensor::zeros({1, 4, 9})));
+        conv(Variable(Tensor::zeros({1, 4, 9})));
       },
       "Conv1d: expects input (N, 2, L), got [1,4,9]");
   expect_error<ValueError>(
@@ -109,13 +109,13 @@ BOOST_AUTO_TEST_CASE(the_2d_layer_has_pytorchs_names_shapes_initialisation_and_e
   for (const Variable& p : conv.parameters()) {
     for (double v : p.data().to_vector<double>()) BOOST_TEST(std::abs(v) <= bound);
   }
-  BOOST_TEST(conv.forward(Variable(Tensor::normal({2, 4, 7, 9}))).shape() == Shape({2, 6, 7, 9}));
+  BOOST_TEST(conv(Variable(Tensor::normal({2, 4, 7, 9}))).shape() == Shape({2, 6, 7, 9}));
   std::ostringstream printed;
   printed << conv;
   BOOST_TEST(printed.str() == "Conv2d(4, 6, kernel_size=(3, 5), stride=(1, 1), padding=(1, 2), groups=2)");
   expect_error<ShapeError>(
       [&] {
-        conv.forward(Variable(Tensor::zeros({2, 4, 7})));
+        conv(Variable(Tensor::zeros({2, 4, 7})));
       },
       "Conv2d: expects input (N, 4, H, W), got [2,4,7]");
   expect_error<ShapeError>(
@@ -166,8 +166,8 @@ BOOST_AUTO_TEST_CASE(pooling_modules_print_and_compute_as_pytorchs) {
   BOOST_TEST(out.str() ==
              "MaxPool1d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False) "
              "AvgPool1d(kernel_size=(3,), stride=(2,), padding=(1,))");
-  expect_equal(max_pool.forward(x).data(), {5, 4, 3});
-  expect_close(avg_pool.forward(x).data(), {3, 11.0 / 3, 7.0 / 3}, 1e-15);
+  expect_equal(max_pool(x).data(), {5, 4, 3});
+  expect_close(avg_pool(x).data(), {3, 11.0 / 3, 7.0 / 3}, 1e-15);
 }
 
 BOOST_AUTO_TEST_CASE(pooling_over_time_honours_valid_lengths) {
@@ -222,22 +222,21 @@ BOOST_AUTO_TEST_CASE(pooling_over_images_gives_pytorchs_values_and_passes_nan) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Tensor with_nan = x.clone();
   with_nan.select(2, 0).select(2, 1).fill_(nan);
-  expect_equal(MaxPool2d({.kernel_size = 2}).forward(Variable(with_nan)).data(), {nan, 8, 14, 16});
+  expect_equal(MaxPool2d({.kernel_size = 2})(Variable(with_nan)).data(), {nan, 8, 14, 16});
   // The general kernel (a 3×3 window) passes the NaN too, and each window's gradient goes to its maximum.
-  expect_equal(MaxPool2d({.kernel_size = 3}).forward(Variable(with_nan)).data(), {nan});
+  expect_equal(MaxPool2d({.kernel_size = 3})(Variable(with_nan)).data(), {nan});
   const Variable leaf(x, true);
-  sum(MaxPool2d({.kernel_size = 2}).forward(leaf)).backward();
+  sum(MaxPool2d({.kernel_size = 2})(leaf)).backward();
   expect_equal(leaf.grad(), {0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1});
-  expect_equal(AvgPool2d({.kernel_size = 3, .stride = 1, .padding = 1, .count_include_pad = false})
-                   .forward(Variable(x))
-                   .data(),
-               {3.5, 4, 5, 5.5, 5.5, 6, 7, 7.5, 9.5, 10, 11, 11.5, 11.5, 12, 13, 13.5});
-  expect_equal(AdaptiveAvgPool2d(1).forward(Variable(x)).data(), {8.5});
-  BOOST_TEST(AdaptiveAvgPool2d({2, 1}).forward(Variable(x)).shape() == Shape({1, 1, 2, 1}));
+  expect_equal(
+      AvgPool2d({.kernel_size = 3, .stride = 1, .padding = 1, .count_include_pad = false})(Variable(x))
+          .data(),
+      {3.5, 4, 5, 5.5, 5.5, 6, 7, 7.5, 9.5, 10, 11, 11.5, 11.5, 12, 13, 13.5});
+  expect_equal(AdaptiveAvgPool2d(1)(Variable(x)).data(), {8.5});
+  BOOST_TEST(AdaptiveAvgPool2d({2, 1})(Variable(x)).shape() == Shape({1, 1, 2, 1}));
   // 3×3 bins of a 4×4 image overlap: rows (and columns) {0, 1}, {1, 2}, {2, 3}; x[r][c] = 4r + c + 1, so
   // bin (i, j) averages to 4·(i + 0.5) + (j + 0.5) + 1.
-  expect_equal(AdaptiveAvgPool2d(3).forward(Variable(x)).data(),
-               {3.5, 4.5, 5.5, 7.5, 8.5, 9.5, 11.5, 12.5, 13.5});
+  expect_equal(AdaptiveAvgPool2d(3)(Variable(x)).data(), {3.5, 4.5, 5.5, 7.5, 8.5, 9.5, 11.5, 12.5, 13.5});
 }
 
 BOOST_AUTO_TEST_CASE(a_nan_reaches_only_the_pools_that_hold_it) {
@@ -247,11 +246,10 @@ BOOST_AUTO_TEST_CASE(a_nan_reaches_only_the_pools_that_hold_it) {
   x.select(2, 0).select(2, 0).fill_(nan);
   // 2×2 tiles (the divisible case) and 3×3 bins that overlap by a row and a column: only bin (0, 0) holds
   // pixel (0, 0).
-  expect_equal(AdaptiveAvgPool2d(2).forward(Variable(x)).data(), {nan, 5.5, 11.5, 13.5});
-  expect_equal(AdaptiveAvgPool2d(3).forward(Variable(x)).data(),
-               {nan, 4.5, 5.5, 7.5, 8.5, 9.5, 11.5, 12.5, 13.5});
+  expect_equal(AdaptiveAvgPool2d(2)(Variable(x)).data(), {nan, 5.5, 11.5, 13.5});
+  expect_equal(AdaptiveAvgPool2d(3)(Variable(x)).data(), {nan, 4.5, 5.5, 7.5, 8.5, 9.5, 11.5, 12.5, 13.5});
   // Bins of two sizes along the width (4 into 3), equal tiles along the height (4 into 2).
-  expect_equal(AdaptiveAvgPool2d({2, 3}).forward(Variable(x)).data(), {nan, 4.5, 5.5, 11.5, 12.5, 13.5});
+  expect_equal(AdaptiveAvgPool2d({2, 3})(Variable(x)).data(), {nan, 4.5, 5.5, 11.5, 12.5, 13.5});
   // Two NaNs in one window: the gradient goes to the last, in the 2×2 kernel and in the general one.
   Tensor two = Tensor::from_values({nan, 1, 2, nan}, {1, 1, 2, 2}, DType::Float64);
   for (const MaxPool2dOptions& window :

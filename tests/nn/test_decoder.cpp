@@ -76,10 +76,10 @@ BOOST_AUTO_TEST_CASE(changing_a_later_target_token_changes_no_earlier_output) {
     const Tensor source = ids({1, 2, 3, 4, 5, 6, 7, 8}, {2, 4});
     const Tensor lens = ids({4, 3}, {2});
     Tensor target = ids({0, 3, 4, 5, 6, 0, 2, 2, 7, 1}, {2, 5});
-    const Tensor before = model.forward(source, target, {.source_valid_lens = lens}).data();  // (2, 5, 9)
-    target.data_ptr<int64_t>()[3] = 8;  // row 0, position 3
-    target.data_ptr<int64_t>()[6] = 5;  // row 1, position 1
-    const Tensor after = model.forward(source, target, {.source_valid_lens = lens}).data();
+    const Tensor before = model(source, target, {.source_valid_lens = lens}).data();  // (2, 5, 9)
+    target.data_ptr<int64_t>()[3] = 8;                                                // row 0, position 3
+    target.data_ptr<int64_t>()[6] = 5;                                                // row 1, position 1
+    const Tensor after = model(source, target, {.source_valid_lens = lens}).data();
     BOOST_TEST(max_difference(before.select(0, 0).slice(0, 0, 3), after.select(0, 0).slice(0, 0, 3)) == 0.0);
     BOOST_TEST(max_difference(before.select(0, 1).slice(0, 0, 1), after.select(0, 1).slice(0, 0, 1)) == 0.0);
     // ... while the changed positions and those after them do change
@@ -96,11 +96,11 @@ BOOST_AUTO_TEST_CASE(a_source_token_hidden_by_its_valid_length_changes_nothing) 
   const Tensor lens = ids({5, 2}, {2});
   const Tensor target = ids({0, 3, 4, 0, 2, 2}, {2, 3});
   const DecoderMasks masks{.target_valid_lens = ids({3, 2}, {2}), .source_valid_lens = lens};
-  const Tensor before = model.forward(source, target, masks).data();
+  const Tensor before = model(source, target, masks).data();
   source.data_ptr<int64_t>()[5 + 3] = 1;  // row 1, position 3 >= its valid length 2
-  BOOST_TEST(max_difference(before, model.forward(source, target, masks).data()) == 0.0);
+  BOOST_TEST(max_difference(before, model(source, target, masks).data()) == 0.0);
   source.data_ptr<int64_t>()[5 + 1] = 1;  // row 1, position 1: valid, so it must matter
-  BOOST_TEST(max_difference(before, model.forward(source, target, masks).data()) > 1e-3);
+  BOOST_TEST(max_difference(before, model(source, target, masks).data()) > 1e-3);
 }
 
 BOOST_AUTO_TEST_CASE(padding_a_target_changes_nothing_at_its_valid_positions) {
@@ -110,8 +110,8 @@ BOOST_AUTO_TEST_CASE(padding_a_target_changes_nothing_at_its_valid_positions) {
   const Tensor source = ids({1, 2, 3, 4}, {1, 4});
   const Tensor short_target = ids({0, 3}, {1, 2});
   const Tensor padded = ids({0, 3, 6, 6}, {1, 4});
-  const Tensor a = model.forward(source, short_target).data();
-  const Tensor b = model.forward(source, padded, {.target_valid_lens = ids({2}, {1})}).data();
+  const Tensor a = model(source, short_target).data();
+  const Tensor b = model(source, padded, {.target_valid_lens = ids({2}, {1})}).data();
   BOOST_TEST(max_difference(a, b.slice(1, 0, 2)) < 1e-6);
 }
 
@@ -162,7 +162,7 @@ BOOST_AUTO_TEST_CASE(forward_step_over_a_chunk_matches_forward) {
   const Tensor lens = ids({4, 1}, {2});
   const Tensor target = ids({0, 3, 4, 5, 6, 0, 2, 2, 7, 1}, {2, 5});
   const Variable memory = model.encode(source, lens);
-  const Tensor whole = model.decoder->forward(target, memory, {.source_valid_lens = lens}).data();
+  const Tensor whole = (*model.decoder)(target, memory, {.source_valid_lens = lens}).data();
   DecoderCache cache = model.decoder->start_cache(memory, lens);
   const Tensor first = model.decoder->forward_step(target.slice(1, 0, 3), cache).data();
   const Tensor rest = model.decoder->forward_step(target.slice(1, 3, 5), cache).data();
@@ -249,8 +249,8 @@ BOOST_AUTO_TEST_CASE(beam_search_on_a_transformer_is_at_least_as_likely_as_greed
   auto log_prob = [&](const std::vector<int64_t>& tokens) {
     std::vector<int64_t> input{0};
     input.insert(input.end(), tokens.begin(), tokens.end() - 1);
-    const Tensor logits = log_softmax(
-        model.decoder->forward(ids(input, {1, static_cast<int64_t>(input.size())}), memory).data(), -1);
+    const Tensor logits =
+        log_softmax((*model.decoder)(ids(input, {1, static_cast<int64_t>(input.size())}), memory).data(), -1);
     double total = 0;
     for (size_t i = 0; i < tokens.size(); ++i) total += logits.at({0, static_cast<int64_t>(i), tokens[i]});
     return total;
@@ -352,7 +352,7 @@ BOOST_AUTO_TEST_CASE(bad_decoding_input_gets_a_clear_error) {
   TransformerDecoder with_cross({.layer = {.num_hiddens = 4, .ffn_num_hiddens = 4}, .vocab_size = 5});
   expect_error_containing<ShapeError>(
       [&] {
-        with_cross.forward(ids({1}, {1, 1}), Variable());
+        with_cross(ids({1}, {1, 1}), Variable());
       },
       "DecoderLayer: expects memory (B = 1, S, 4) from the encoder, got none");
   // An encoder-decoder whose decoder cannot read the encoder's output

@@ -1,6 +1,7 @@
 // Module hooks (nn/module_hooks.h): a forward hook that sees and replaces an output, full backward hooks
 // that see d loss / d input and d loss / d output and replace the former, hooks removed before the call
-// or before backward, several inputs, inputs that need no gradient, a module called twice, and the errors.
+// or before backward, several inputs, inputs that need no gradient, a module called twice, a module of
+// one's own with no hook code, and the errors.
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,14 +44,14 @@ BOOST_AUTO_TEST_CASE(a_forward_hook_sees_the_call_and_may_replace_the_output) {
         seen.push_back(output.shape());
         return Variable();
       });
-  const Variable plain = fc->forward(x);
+  const Variable plain = (*fc)(x);
   BOOST_REQUIRE_EQUAL(seen.size(), 1U);
   BOOST_TEST(seen[0] == Shape({4, 2}));
 
   // A second hook doubles the output; the gradient flows through the replacement.
   HookHandle twice = fc->register_forward_hook(
       [](const nn::Module&, std::span<const Variable>, const Variable& output) { return output * 2.0; });
-  const Variable doubled = fc->forward(x);
+  const Variable doubled = (*fc)(x);
   BOOST_TEST(seen.size() == 2U);
   expect_close(doubled.data(), (plain.data() * 2.0).to_vector<double>(), 1e-15);
   sum(doubled).backward();
@@ -60,9 +61,9 @@ BOOST_AUTO_TEST_CASE(a_forward_hook_sees_the_call_and_may_replace_the_output) {
   // Removed, each stops; removing twice does nothing.
   twice.remove();
   twice.remove();
-  expect_close(fc->forward(x).data(), plain.data().to_vector<double>(), 0);
+  expect_close((*fc)(x).data(), plain.data().to_vector<double>(), 0);
   look.remove();
-  fc->forward(x);
+  (*fc)(x);
   BOOST_TEST(seen.size() == 3U);
 }
 
@@ -80,7 +81,7 @@ BOOST_AUTO_TEST_CASE(a_full_backward_hook_sees_the_input_and_output_gradients) {
     grad_outputs.push_back(grad_output[0].data().clone());
     return std::vector<Variable>();
   });
-  weighted_sum(fc->forward(x), u).backward();
+  weighted_sum((*fc)(x), u).backward();
   BOOST_REQUIRE_EQUAL(grad_inputs.size(), 1U);
   // d loss / d y = u, and d loss / d x = u·W, which is also what reached x.grad.
   expect_close(grad_outputs[0], u.to_vector<double>(), 0);
@@ -92,7 +93,7 @@ BOOST_AUTO_TEST_CASE(a_full_backward_hook_may_replace_the_input_gradient) {
   auto fc = linear_3_to_2();
   const Variable x = random_input({4, 3});
   const Tensor u = Tensor::normal({4, 2}, 0.0, 1.0, DType::Float64);
-  weighted_sum(fc->forward(x), u).backward();
+  weighted_sum((*fc)(x), u).backward();
   const Tensor plain_x = x.grad().clone(), plain_w = fc->weight.grad().clone();
   x.zero_grad();
   fc->zero_grad();
@@ -101,7 +102,7 @@ BOOST_AUTO_TEST_CASE(a_full_backward_hook_may_replace_the_input_gradient) {
       [](const nn::Module&, std::span<const Variable> grad_input, std::span<const Variable>) {
         return std::vector<Variable>{grad_input[0] * 3.0};
       });
-  weighted_sum(fc->forward(x), u).backward();
+  weighted_sum((*fc)(x), u).backward();
   expect_close(x.grad(), (plain_x * 3.0).to_vector<double>(), 1e-14);
   expect_close(fc->weight.grad(), plain_w.to_vector<double>(), 1e-14);  // computed inside: unchanged
 }
@@ -115,7 +116,7 @@ BOOST_AUTO_TEST_CASE(a_backward_hook_removed_before_backward_is_not_called) {
         ++calls;
         return std::vector<Variable>();
       });
-  const Variable loss = sum(fc->forward(x));
+  const Variable loss = sum((*fc)(x));
   handle.remove();  // after the forward that set the call up
   loss.backward();
   BOOST_TEST(calls == 0);
@@ -140,13 +141,13 @@ BOOST_AUTO_TEST_CASE(several_inputs_reach_the_hook_together) {
     if (!zero_the_keys) return std::vector<Variable>();
     return std::vector<Variable>{Variable(), Variable(Tensor::zeros({2, 3, 4}, DType::Float64)), Variable()};
   });
-  weighted_sum(attention.forward(x, x, x), u).backward();
+  weighted_sum(attention(x, x, x), u).backward();
   BOOST_REQUIRE_EQUAL(grads.size(), 3U);
   expect_close(x.grad(), (grads[0] + grads[1] + grads[2]).to_vector<double>(), 1e-14);
 
   x.zero_grad();
   zero_the_keys = true;
-  weighted_sum(attention.forward(x, x, x), u).backward();
+  weighted_sum(attention(x, x, x), u).backward();
   expect_close(x.grad(), (grads[0] + grads[2]).to_vector<double>(), 1e-14);
 }
 
@@ -162,7 +163,7 @@ BOOST_AUTO_TEST_CASE(inputs_that_need_no_gradient_are_undefined_in_grad_input) {
         BOOST_TEST(grad_output[0].defined());
         return std::vector<Variable>();
       });
-  sum(fc->forward(x)).backward();
+  sum((*fc)(x)).backward();
   BOOST_TEST(calls == 1);
   BOOST_TEST(fc->weight.grad().defined());
 }
@@ -188,21 +189,21 @@ BOOST_AUTO_TEST_CASE(each_call_of_a_module_gets_its_own_hook_call_and_children_r
     return Variable();
   });
   const Variable x = random_input({2, 3});
-  sum(model.forward(x) + model.forward(x)).backward();
+  sum(model(x) + model(x)).backward();
   const std::vector<std::string> expected{"Sequential", "Sequential", "second", "fc", "second", "fc"};
   BOOST_TEST(order == expected, boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(an_unhooked_module_records_nothing_extra) {
   auto fc = linear_3_to_2();
-  const Variable y = fc->forward(random_input({2, 3}));
+  const Variable y = (*fc)(random_input({2, 3}));
   BOOST_TEST(std::string(y.grad_fn()->op) == "linear");
   HookHandle h =
       fc->register_full_backward_hook([](const nn::Module&, std::span<const Variable>,
                                          std::span<const Variable>) { return std::vector<Variable>(); });
-  BOOST_TEST(std::string(fc->forward(random_input({2, 3})).grad_fn()->op) == "module_output");
+  BOOST_TEST(std::string((*fc)(random_input({2, 3})).grad_fn()->op) == "module_output");
   h.remove();
-  BOOST_TEST(std::string(fc->forward(random_input({2, 3})).grad_fn()->op) == "linear");
+  BOOST_TEST(std::string((*fc)(random_input({2, 3})).grad_fn()->op) == "linear");
 }
 
 BOOST_AUTO_TEST_CASE(a_wrong_replacement_is_an_error_naming_the_module) {
@@ -213,7 +214,7 @@ BOOST_AUTO_TEST_CASE(a_wrong_replacement_is_an_error_naming_the_module) {
       });
   expect_error<ShapeError>(
       [&] {
-        sum(fc->forward(random_input({2, 3}))).backward();
+        sum((*fc)(random_input({2, 3}))).backward();
       },
       "Linear full backward hook: returned a gradient of shape [3] for input 0 of shape [2,3]");
   h.remove();
@@ -223,7 +224,7 @@ BOOST_AUTO_TEST_CASE(a_wrong_replacement_is_an_error_naming_the_module) {
       });
   expect_error<ValueError>(
       [&] {
-        sum(fc->forward(random_input({2, 3}))).backward();
+        sum((*fc)(random_input({2, 3}))).backward();
       },
       "Linear full backward hook: returned 2 gradients for a call with 1 inputs");
   expect_error<ValueError>([&] { fc->register_forward_hook(nn::ForwardHook()); },
@@ -234,7 +235,7 @@ BOOST_AUTO_TEST_CASE(a_module_destroyed_before_backward_is_an_error_not_a_crash)
   auto fc = linear_3_to_2();
   fc->register_full_backward_hook([](const nn::Module&, std::span<const Variable>,
                                      std::span<const Variable>) { return std::vector<Variable>(); });
-  const Variable loss = sum(fc->forward(random_input({2, 3})));
+  const Variable loss = sum((*fc)(random_input({2, 3})));
   fc.reset();
   expect_error<ValueError>(
       [&] { loss.backward(); },
@@ -252,7 +253,7 @@ BOOST_AUTO_TEST_CASE(a_hooked_module_differentiates_once_and_twice_as_the_unhook
         ++calls;
         return std::vector<Variable>();
       });
-  auto f = [&](const std::vector<Variable>& x) { return attention.forward(x[0], x[1], x[1]); };
+  auto f = [&](const std::vector<Variable>& x) { return attention(x[0], x[1], x[1]); };
   const std::vector<Variable> inputs{random_input({2, 3, 4}), random_input({2, 3, 4})};
   BOOST_TEST(gradcheck(f, inputs).passed);
   BOOST_TEST(gradgradcheck(f, inputs).passed);
@@ -261,7 +262,7 @@ BOOST_AUTO_TEST_CASE(a_hooked_module_differentiates_once_and_twice_as_the_unhook
   fc->register_full_backward_hook([](const nn::Module&, std::span<const Variable>,
                                      std::span<const Variable>) { return std::vector<Variable>(); });
   BOOST_TEST(
-      gradgradcheck([&](const std::vector<Variable>& x) { return fc->forward(x[0]); }, {random_input({2, 3})})
+      gradgradcheck([&](const std::vector<Variable>& x) { return (*fc)(x[0]); }, {random_input({2, 3})})
           .passed);
 }
 
@@ -275,7 +276,7 @@ BOOST_AUTO_TEST_CASE(record_module_calls_lists_each_call_with_its_path_innermost
   std::vector<std::string> labels;
   {
     nn::RecordModuleCalls recording(model);
-    y = stranger.forward(model.forward(x));
+    y = stranger(model(x));
     for (const auto& call : recording.calls()) labels.push_back(call.label);
     BOOST_REQUIRE_EQUAL(recording.calls().size(), 4U);
     BOOST_TEST(recording.calls()[0].inputs[0].is_same(x));
@@ -284,6 +285,68 @@ BOOST_AUTO_TEST_CASE(record_module_calls_lists_each_call_with_its_path_innermost
   const std::vector<std::string> expected{"0 (Linear)", "1 (ReLU)", "Sequential", "Linear"};
   BOOST_TEST(labels == expected, boost::test_tools::per_element());
   BOOST_TEST(nn::detail::recording_module_calls == nullptr);  // the guard is gone
+}
+
+// A module of one's own, written as docs/writing-a-layer.md shows it: forward() and nothing about hooks.
+class Residual : public nn::Layer<Residual> {
+ public:
+  explicit Residual(int64_t features)
+      : alpha(register_parameter("alpha", Tensor::full({1}, 0.5))),
+        fc(register_module("fc", std::make_shared<nn::Linear>(features, features))) {}
+  // x (batch, features) -> (batch, features)
+  Variable forward(const Variable& x) const { return x + alpha * (*fc)(x); }
+  std::string name() const override { return "Residual"; }
+  Variable alpha;
+  std::shared_ptr<nn::Linear> fc;
+};
+
+BOOST_AUTO_TEST_CASE(a_module_of_ones_own_gets_its_hooks_and_its_box_without_hook_code) {
+  Residual block(3);
+  block.to(DType::Float64);
+  const Variable x = random_input({4, 3});
+  const Tensor u = Tensor::normal({4, 3}, 0.0, 1.0, DType::Float64);
+  // y = x + α·(x·Wᵀ + b); d loss / d y = u, so d loss / d x = u + α·u·W.
+  const Tensor W = block.fc->weight.data(), b = block.fc->bias.data();
+  const Tensor expected_y = add(x.data(), mul(add(matmul(x.data(), W.t()), b), 0.5));
+  const Tensor expected_dx = add(u, mul(matmul(u, W), 0.5));
+
+  std::vector<Tensor> seen_input, seen_output, grad_input, grad_output;
+  block.register_forward_hook([&](const nn::Module& m, std::span<const Variable> inputs, const Variable& y) {
+    BOOST_TEST(m.name() == "Residual");
+    BOOST_REQUIRE_EQUAL(inputs.size(), 1U);  // x, or the identity of x where the backward hook catches d/dx
+    seen_input.push_back(inputs[0].data().clone());
+    seen_output.push_back(y.data().clone());
+    return Variable();
+  });
+  block.register_full_backward_hook(
+      [&](const nn::Module&, std::span<const Variable> gi, std::span<const Variable> go) {
+        grad_input.push_back(gi[0].data().clone());
+        grad_output.push_back(go[0].data().clone());
+        return std::vector<Variable>();
+      });
+  RecordGraph values;
+  nn::RecordModuleCalls calls(block);
+  const Variable y = block(x);
+  const Variable loss = weighted_sum(y, u);
+  BOOST_REQUIRE_EQUAL(seen_output.size(), 1U);
+  expect_close(seen_input[0], x.data().to_vector<double>(), 0);
+  expect_close(seen_output[0], expected_y.to_vector<double>(), 1e-15);
+
+  // Its box on the backward page: the recorded call, innermost first, and a group of the page.
+  BOOST_REQUIRE_EQUAL(calls.calls().size(), 2U);
+  BOOST_TEST(calls.calls()[0].label == "fc (Linear)");
+  BOOST_TEST(calls.calls()[1].label == "Residual");
+  BOOST_TEST(calls.calls()[1].output.is_same(y));
+  HtmlPageOptions page{.recording = &values};
+  for (const auto& call : calls.calls()) page.groups.push_back({call.label, call.inputs, call.output});
+  const std::string html = backward_page(loss, page);  // runs loss.backward()
+  BOOST_TEST(html.find("\"label\":\"Residual\"") != std::string::npos);
+  BOOST_TEST(html.find("\"label\":\"fc (Linear)\"") != std::string::npos);
+
+  BOOST_REQUIRE_EQUAL(grad_input.size(), 1U);
+  expect_close(grad_output[0], u.to_vector<double>(), 1e-15);
+  expect_close(grad_input[0], expected_dx.to_vector<double>(), 1e-14);
+  expect_close(x.grad(), expected_dx.to_vector<double>(), 1e-14);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -35,7 +35,7 @@ BOOST_AUTO_TEST_CASE(train_eval_and_zero_grad_reach_every_descendant) {
   BOOST_TEST(!encoder.layer(1).attention->attention->dropout->is_training());
   encoder.train();
   BOOST_TEST(encoder.layer(1).addnorm2->dropout->is_training());
-  Variable loss = sum(encoder.forward(Tensor::from_vector<int64_t>({1, 2}, {1, 2})));
+  Variable loss = sum(encoder(Tensor::from_vector<int64_t>({1, 2}, {1, 2})));
   loss.backward();
   BOOST_TEST(encoder.layer(0).ffn->dense1->weight.grad().defined());
   encoder.zero_grad();
@@ -99,10 +99,10 @@ BOOST_AUTO_TEST_CASE(linear_uses_pytorch_defaults) {
   Linear small(2, 1);
   small.weight.data().copy_(Tensor::from_values({2, 3}, {1, 2}));
   small.bias.data().fill_(1);
-  expect_close(small.forward(Variable(Tensor::from_values({1, 1, 0, 2}, {2, 2}))).data(), {6, 7});
+  expect_close(small(Variable(Tensor::from_values({1, 1, 0, 2}, {2, 2}))).data(), {6, 7});
   expect_error<ShapeError>(
       [&] {
-        small.forward(Variable(Tensor::ones({2, 3})));
+        small(Variable(Tensor::ones({2, 3})));
       },
       "Linear: expects input (..., 2), got [2,3]");
 }
@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(embedding_padding_row_starts_at_zero_and_stays_there) {
   optim::SGD sgd(embed.parameters(), {.lr = 1.0});
   for (int step = 0; step < 3; ++step) {
     sgd.zero_grad();
-    sum(pow(embed.forward(Tensor::from_vector<int64_t>({3, 5, 3}, {3})), 2)).backward();
+    sum(pow(embed(Tensor::from_vector<int64_t>({3, 5, 3}, {3})), 2)).backward();
     sgd.step();
   }
   expect_equal(embed.weight.data().select(0, 3), std::vector<double>(300, 0.0));
@@ -133,9 +133,9 @@ BOOST_AUTO_TEST_CASE(layer_norm_and_dropout_defaults) {
   Dropout dropout(0.5);
   const Variable x(Tensor::ones({1000}));
   dropout.eval();
-  BOOST_TEST(dropout.forward(x).is_same(x));
+  BOOST_TEST(dropout(x).is_same(x));
   dropout.train();
-  const std::vector<double> y = dropout.forward(x).data().to_vector();
+  const std::vector<double> y = dropout(x).data().to_vector();
   BOOST_TEST(std::count(y.begin(), y.end(), 0.0) > 400);
   BOOST_TEST(std::count(y.begin(), y.end(), 2.0) > 400);
 }

@@ -74,7 +74,7 @@ BOOST_AUTO_TEST_CASE(one_step_follows_the_formulas) {
   const Variable gates = linear(x0, w.weight_ih, w.bias_ih) + linear(h, w.weight_hh, w.bias_hh);
   const Variable c1 = sigmoid(part(gates, 1)) * c + sigmoid(part(gates, 0)) * tanh(part(gates, 2));
   const Variable h1 = sigmoid(part(gates, 3)) * tanh(c1);
-  const RecurrentOutput r = lstm.forward(x, {h0, c0});
+  const RecurrentOutput r = lstm(x, {h0, c0});
   BOOST_TEST(max_difference(select(r.h_n, 0, 0), h1) < 1e-14);
   BOOST_TEST(max_difference(select(r.c_n, 0, 0), c1) < 1e-14);
   BOOST_TEST(max_difference(select(r.output, 0, 0), h1) < 1e-14);
@@ -86,13 +86,13 @@ BOOST_AUTO_TEST_CASE(one_step_follows_the_formulas) {
   const Variable reset = sigmoid(part(gi, 0) + part(gh, 0)), update = sigmoid(part(gi, 1) + part(gh, 1));
   const Variable n = tanh(part(gi, 2) + reset * part(gh, 2));
   const Variable expected = (1.0 - update) * n + update * h;
-  BOOST_TEST(max_difference(select(gru.forward(x, {h0}).h_n, 0, 0), expected) < 1e-14);
+  BOOST_TEST(max_difference(select(gru(x, {h0}).h_n, 0, 0), expected) < 1e-14);
 
   RNN rnn({.input_size = 3, .hidden_size = 4, .nonlinearity = Nonlinearity::ReLU, .generator = &gen});
   rnn.to(F64);
   const RecurrentBase::Weights& u = rnn.weights[0];
   const Variable relu_step = relu(linear(x0, u.weight_ih, u.bias_ih) + linear(h, u.weight_hh, u.bias_hh));
-  BOOST_TEST(max_difference(select(rnn.forward(x, {h0}).h_n, 0, 0), relu_step) < 1e-14);
+  BOOST_TEST(max_difference(select(rnn(x, {h0}).h_n, 0, 0), relu_step) < 1e-14);
 }
 
 BOOST_AUTO_TEST_CASE(lengths_work_as_packed_sequences) {
@@ -103,19 +103,19 @@ BOOST_AUTO_TEST_CASE(lengths_work_as_packed_sequences) {
   LSTM lstm({.input_size = 2, .hidden_size = 3, .num_layers = 2, .bidirectional = true, .generator = &gen});
   lstm.to(F64);
   const Variable x(Tensor::normal({5, 2, 2}, 0, 1, F64, &gen));  // (L, N, in)
-  const RecurrentOutput both = lstm.forward(x, {}, Tensor::from_vector<int64_t>({5, 3}, {2}));
+  const RecurrentOutput both = lstm(x, {}, Tensor::from_vector<int64_t>({5, 3}, {2}));
   const Variable second = slice(slice(x, 1, 1, 2), 0, 0, 3);  // (3, 1, 2)
-  const RecurrentOutput alone = lstm.forward(second);
+  const RecurrentOutput alone = lstm(second);
   BOOST_TEST(max_difference(slice(both.h_n, 1, 1, 2), alone.h_n) < 1e-14);
   BOOST_TEST(max_difference(slice(both.c_n, 1, 1, 2), alone.c_n) < 1e-14);
   BOOST_TEST(max_difference(slice(slice(both.output, 1, 1, 2), 0, 0, 3), alone.output) < 1e-14);
   BOOST_TEST(max(abs(slice(slice(both.output, 1, 1, 2), 0, 3, 5).data())).item() == 0.0);
   // The first sequence, at full length, is what it is without lengths.
-  const RecurrentOutput unmasked = lstm.forward(x);
+  const RecurrentOutput unmasked = lstm(x);
   BOOST_TEST(max_difference(slice(both.h_n, 1, 0, 1), slice(unmasked.h_n, 1, 0, 1)) < 1e-14);
   // No gradient reaches the padding.
   Variable xg(x.data(), true);
-  sum(lstm.forward(xg, {}, Tensor::from_vector<int64_t>({5, 3}, {2})).output).backward();
+  sum(lstm(xg, {}, Tensor::from_vector<int64_t>({5, 3}, {2})).output).backward();
   BOOST_TEST(max(abs(xg.grad().slice(0, 3, 5).select(1, 1))).item() == 0.0);
 }
 
@@ -125,13 +125,13 @@ BOOST_AUTO_TEST_CASE(batch_first_and_dropout) {
   gru.to(F64);
   const Variable x(Tensor::normal({4, 2, 2}, 0, 1, F64, &gen));
   gru.eval();  // dropout off: two runs agree
-  const RecurrentOutput a = gru.forward(x), b = gru.forward(x);
+  const RecurrentOutput a = gru(x), b = gru(x);
   BOOST_TEST(max_difference(a.output, b.output) == 0.0);
   gru.train();  // dropout between the layers changes the second layer's input
-  BOOST_TEST(max_difference(gru.forward(x).output, a.output) > 1e-3);
+  BOOST_TEST(max_difference(gru(x).output, a.output) > 1e-3);
   gru.options.batch_first = true;
   gru.eval();
-  const RecurrentOutput c = gru.forward(transpose(x, 0, 1));
+  const RecurrentOutput c = gru(transpose(x, 0, 1));
   BOOST_TEST(c.output.shape() == Shape({2, 4, 3}));
   BOOST_TEST(max_difference(transpose(c.output, 0, 1), a.output) == 0.0);
   BOOST_TEST(c.h_n.shape() == Shape({2, 2, 3}));  // the states stay (layers, N, H)
@@ -142,40 +142,40 @@ BOOST_AUTO_TEST_CASE(bad_input_names_the_layer_and_the_shapes) {
   const Variable x(Tensor::zeros({4, 2, 3}));
   expect_error<ShapeError>(
       [&] {
-        lstm.forward(Variable(Tensor::zeros({4, 2, 5})));
+        lstm(Variable(Tensor::zeros({4, 2, 5})));
       },
       "LSTM: expects input (L, N, 3) with L and N at least 1, got [4,2,5]");
   expect_error<ValueError>(
       [&] {
-        lstm.forward(x, {}, Tensor::from_vector<int64_t>({4, 0}, {2}));
+        lstm(x, {}, Tensor::from_vector<int64_t>({4, 0}, {2}));
       },
       "LSTM: valid_lens[1] = 0 is not in 1..4 for a sequence of length 4");
   expect_error<ValueError>(
       [&] {
-        lstm.forward(x, {}, Tensor::from_vector<int64_t>({5, 1}, {2}));
+        lstm(x, {}, Tensor::from_vector<int64_t>({5, 1}, {2}));
       },
       "LSTM: valid_lens[0] = 5 is not in 1..4 for a sequence of length 4");
-  expect_error<ShapeError>([&] { lstm.forward(x, {}, Tensor::from_vector<int64_t>({4}, {1})); },
+  expect_error<ShapeError>([&] { lstm(x, {}, Tensor::from_vector<int64_t>({4}, {1})); },
                            "LSTM: valid_lens of shape [1] for 2 sequences (expected [2])");
   expect_error<ShapeError>(
       [&] {
-        lstm.forward(x, {Variable(Tensor::zeros({1, 3, 2}))});
+        lstm(x, {Variable(Tensor::zeros({1, 3, 2}))});
       },
       "LSTM: expects h0 [1,2,2] float32, got [1,3,2] float32");
   expect_error<ValueError>(
       [&] {
-        GRU({.input_size = 3, .hidden_size = 2}).forward(x, {Variable(), Variable(Tensor::zeros({1, 2, 2}))});
+        GRU({.input_size = 3, .hidden_size = 2})(x, {Variable(), Variable(Tensor::zeros({1, 2, 2}))});
       },
       "GRU: has no cell state; pass only h0");
   // PyTorch's LSTM takes (h0, c0) together: one alone is refused, not paired with zeros.
   expect_error<ValueError>(
       [&] {
-        lstm.forward(x, {Variable(Tensor::zeros({1, 2, 2}))});
+        lstm(x, {Variable(Tensor::zeros({1, 2, 2}))});
       },
       "LSTM: h0 is given without c0; pass both, or neither for zeros");
   expect_error<ValueError>(
       [&] {
-        lstm.forward(x, {Variable(), Variable(Tensor::zeros({1, 2, 2}))});
+        lstm(x, {Variable(), Variable(Tensor::zeros({1, 2, 2}))});
       },
       "LSTM: c0 is given without h0; pass both, or neither for zeros");
   expect_error<ValueError>(

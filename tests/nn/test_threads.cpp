@@ -36,8 +36,7 @@ std::vector<std::vector<double>> build_and_train(uint64_t seed, bool own_generat
     const Tensor labels = Tensor::from_vector<int64_t>({0, 1, 0, 1, 1, 0, 1, 0}, {8});
     optimizer.zero_grad();
     const Variable loss = cross_entropy(
-        head.forward(mean_over_time(encoder.forward(tokens), Tensor::full({8}, 12, DType::Int64), /*dim=*/1)),
-        labels);
+        head(mean_over_time(encoder(tokens), Tensor::full({8}, 12, DType::Int64), /*dim=*/1)), labels);
     loss.backward();
     optimizer.step();
   }

@@ -66,8 +66,8 @@ BOOST_AUTO_TEST_CASE(sequence_first_and_batch_first_give_the_same_numbers) {
   const Tensor x = Tensor::normal({2, 5, 6}, 0, 1, F64);  // (B, T, d)
   const AttentionMask mask{.key_padding_mask =
                                Tensor::from_values({0, 0, 0, 0, 0, 0, 0, 0, 1, 1}, {2, 5}, DType::Bool)};
-  const Tensor y_batch_first = batch_first.forward(Variable(x), mask).data();
-  const Tensor y_seq_first = seq_first.forward(Variable(x.transpose(0, 1)), mask).data();  // (T, B, d)
+  const Tensor y_batch_first = batch_first(Variable(x), mask).data();
+  const Tensor y_seq_first = seq_first(Variable(x.transpose(0, 1)), mask).data();  // (T, B, d)
   BOOST_TEST(y_seq_first.shape() == (Shape{5, 2, 6}));
   BOOST_TEST(allclose(y_seq_first.transpose(0, 1), y_batch_first, {.rtol = 0, .atol = 1e-12}));
 }
@@ -83,7 +83,7 @@ BOOST_AUTO_TEST_CASE(a_padding_key_changes_nothing_the_others_see) {
   const Tensor x = Tensor::normal({2, 4, 4}, 0, 1, F64);
   Tensor changed = x.clone();
   changed.select(0, 1).slice(0, 2, 4).copy_(Tensor::normal({2, 4}, 5, 1, F64));
-  const Tensor a = layer.forward(Variable(x), mask).data(), b = layer.forward(Variable(changed), mask).data();
+  const Tensor a = layer(Variable(x), mask).data(), b = layer(Variable(changed), mask).data();
   BOOST_TEST(
       allclose(a.select(0, 1).slice(0, 0, 2), b.select(0, 1).slice(0, 0, 2), {.rtol = 0, .atol = 1e-12}));
   BOOST_TEST(allclose(a.select(0, 0), b.select(0, 0), {.rtol = 0, .atol = 0}));
@@ -108,23 +108,23 @@ BOOST_AUTO_TEST_CASE(a_const_layer_runs_and_its_weights_load_by_name) {
   loaded.eval();
   const TransformerEncoderLayer& frozen = loaded;  // forward is const, as Linear's and LSTM's
   const Variable x(Tensor::normal({3, 2, 4}, 0, 1, F64));
-  BOOST_TEST(allclose(frozen.forward(x).data(), trained.forward(x).data(), {.rtol = 0, .atol = 0}));
+  BOOST_TEST(allclose(frozen(x).data(), trained(x).data(), {.rtol = 0, .atol = 0}));
 }
 
 BOOST_AUTO_TEST_CASE(dropout_acts_in_training_only) {
   TransformerEncoderLayer layer({.d_model = 4, .nhead = 2, .dim_feedforward = 6, .dropout = 0.5});
   const Variable x(Tensor::normal({3, 2, 4}));
   layer.eval();
-  BOOST_TEST(allclose(layer.forward(x).data(), layer.forward(x).data(), {.rtol = 0, .atol = 0}));
+  BOOST_TEST(allclose(layer(x).data(), layer(x).data(), {.rtol = 0, .atol = 0}));
   layer.train();
-  BOOST_TEST(!allclose(layer.forward(x).data(), layer.forward(x).data()));
+  BOOST_TEST(!allclose(layer(x).data(), layer(x).data()));
 }
 
 BOOST_AUTO_TEST_CASE(wrong_shapes_and_options_are_refused_by_name) {
   const TransformerEncoderLayer layer({.d_model = 4, .nhead = 2, .dim_feedforward = 6});
   expect_error<ShapeError>(
       [&] {
-        layer.forward(Variable(Tensor::zeros({3, 2, 5})));
+        layer(Variable(Tensor::zeros({3, 2, 5})));
       },
       "MultiheadAttention: expects query, key and value (n, B, 4), key and value alike, got [3,2,5], "
       "[3,2,5], [3,2,5]");

@@ -24,8 +24,7 @@ void train(nn::TransformerEncoder& model, optim::Optimizer& optimizer, int64_t f
   for (int64_t step = from; step < to; ++step) {
     optimizer.set_learning_rate(schedule.at(step));
     optimizer.zero_grad();
-    Variable loss =
-        mean(pow(mean_over_time(model.forward(tokens, mask), mask.valid_lens, /*dim=*/1) - 0.5, 2));
+    Variable loss = mean(pow(mean_over_time(model(tokens, mask), mask.valid_lens, /*dim=*/1) - 0.5, 2));
     loss.backward();
     optim::clip_grad_norm_(model.parameters(), 0.5);
     optimizer.step();

@@ -49,7 +49,7 @@ void expect_steps(const std::vector<std::vector<double>>& got,
 
 // A small model over a table: the mean of the looked-up rows, through a fixed projection, squared.
 Variable toy_loss(const nn::Embedding& table, const Tensor& ids, const Tensor& projection) {
-  return mean(pow(matmul(table.forward(ids), Variable(projection)) - 0.5, 2));
+  return mean(pow(matmul(table(ids), Variable(projection)) - 0.5, 2));
 }
 
 }  // namespace
@@ -102,7 +102,7 @@ BOOST_AUTO_TEST_CASE(sparse_adam_keeps_absent_rows_where_adam_moves_them) {
          {std::pair<nn::Embedding*, optim::Optimizer*>{&dense_table, &adam},
           std::pair<nn::Embedding*, optim::Optimizer*>{&sparse_table, &sparse_adam}}) {
       optimizer->zero_grad();
-      sum(pow(table->forward(ids), 2)).backward();
+      sum(pow((*table)(ids), 2)).backward();
       optimizer->step();
     }
   };
@@ -290,7 +290,7 @@ BOOST_AUTO_TEST_CASE(a_table_and_a_model_on_two_optimizers_resume_bit_for_bit_fr
     for (int step = from; step < to; ++step) {
       table_opt.zero_grad();
       head_opt.zero_grad();
-      cross_entropy(m.head.forward(mean(m.table.forward(ids(step)), {1})), labels).backward();
+      cross_entropy(m.head(mean(m.table(ids(step)), {1})), labels).backward();
       table_opt.step();
       head_opt.step();
     }
@@ -380,7 +380,7 @@ BOOST_AUTO_TEST_CASE(the_training_step_of_the_docs_learns_and_leaves_unseen_rows
   const std::vector<float> row_0 = table.weight.data().select(0, 0).to_vector<float>();
   double first = 0, last = 0;
   for (int step = 0; step < 20; ++step) {
-    Variable loss = cross_entropy(head.forward(mean(table.forward(ids), {1})), labels);
+    Variable loss = cross_entropy(head(mean(table(ids), {1})), labels);
     table_optimizer.zero_grad();
     optimizer.zero_grad();
     loss.backward();

@@ -38,14 +38,14 @@ BOOST_AUTO_TEST_CASE(logits_depend_on_the_valid_tokens_only) {
       model.to(DType::Float64);
       model.eval();
       const auto [tokens, lengths] = batch(8, 0);
-      const Variable logits = model.forward(tokens, lengths);
+      const Variable logits = model(tokens, lengths);
       BOOST_TEST(logits.shape() == Shape({2, 2}));
       const auto [other_tokens, same_lengths] = batch(11, 10);  // longer, and padded with a real token
-      BOOST_TEST(max_difference(model.forward(other_tokens, same_lengths), logits) < 1e-12);
+      BOOST_TEST(max_difference(model(other_tokens, same_lengths), logits) < 1e-12);
       // A valid token does change them.
       Tensor changed = tokens.clone();
       changed.data_ptr<int64_t>()[8] = 11;  // review 1's first token
-      BOOST_TEST(max_difference(model.forward(changed, lengths), logits) > 1e-6);
+      BOOST_TEST(max_difference(model(changed, lengths), logits) > 1e-6);
     }
   }
 }
@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(parameters_and_errors) {
   // Padded to 4 tokens, fewer than the widest kernel spans.
   const Tensor tokens = Tensor::ones({2, 4}, DType::Int64),
                lengths = Tensor::from_vector<int64_t>({4, 3}, {2});
-  BOOST_CHECK_THROW(cnn.forward(tokens, lengths), ShapeError);
+  BOOST_CHECK_THROW(cnn(tokens, lengths), ShapeError);
 }
 
 BOOST_AUTO_TEST_CASE(a_forget_bias_shifts_the_forget_gates_of_every_layer_and_direction_only) {

@@ -248,7 +248,7 @@ BOOST_AUTO_TEST_CASE(the_nb_branch_moves_only_its_reviews_rows_and_reloads_exact
   // The branch needs its inputs, and says so.
   const Batch batch = make_batch(examples, {0, 1}, run.config.max_len);
   expect_error_containing<ShapeError>(
-      [&] { checkpoint.model->forward(batch.tokens, batch.lengths); },
+      [&] { (*checkpoint.model)(batch.tokens, batch.lengths); },
       "SentimentModel: the NB branch expects nb_rows (B, K) int64 and nb_ratios "
       "(B, K) for 2 reviews, got nb_rows none");
 }

@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(the_self_attention_snippet_has_the_chapter_shape) {
   nn::MultiHeadAttention attention(100, 5, 0.5);
   attention.eval();
   const Variable X(Tensor::ones({2, 4, 100}));
-  BOOST_TEST(attention.forward(X, X, X, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})}).shape() ==
+  BOOST_TEST(attention(X, X, X, {.valid_lens = Tensor::from_vector<int64_t>({3, 2}, {2})}).shape() ==
              (Shape{2, 4, 100}));
 }
 

@@ -24,14 +24,14 @@ int main(int argc, char** argv) {
   const Tensor target = clamp(x * 2.0, -1.0, 1.0);
   float loss_value = 0;
   for (int step = 0; step < 400; ++step) {
-    Variable loss = mse_loss(model.forward(x), target);  // a Tensor goes in as it is
+    Variable loss = mse_loss(model(x), target);  // a Tensor goes in as it is
     optimizer.zero_grad();
     loss.backward();
     optimizer.step();
     loss_value = loss.item();
   }
   // torch.where(x > 0, y, -y).clamp(min=0).mean(): methods and selection on the model's output
-  const Variable y = model.forward(Variable(x));
+  const Variable y = model(Variable(x));
   const float mirrored = where(gt(x, 0.0), y, -y).clamp(0.0, std::nullopt).mean().item();
   std::cout << "loss after 400 steps: " << loss_value << ", mean of the mirrored output: " << mirrored
             << "\n";
@@ -48,16 +48,14 @@ int main(int argc, char** argv) {
   layer.eval();
   if (argc < 2) {
     std::cout << "no PyTorch weights given: the layer keeps its own\n";
-    return layer.forward(Variable(Tensor::normal({2, 4, 8}, 0, 1, DType::Float64))).shape() == Shape{2, 4, 8}
-               ? 0
-               : 1;
+    return layer(Variable(Tensor::normal({2, 4, 8}, 0, 1, DType::Float64))).shape() == Shape{2, 4, 8} ? 0 : 1;
   }
   const std::string folder = argv[1];
   optim::load_weights(layer, folder + "/torch_state.safetensors");  // strict, as load_state_dict
   const SafetensorsFile io = load_safetensors(folder + "/torch_io.safetensors");
   const Tensor input = *io.find("x"), expected = *io.find("y");
   const Tensor padding = io.find("key_padding_mask")->to(DType::Bool);
-  const Tensor out = layer.forward(input, {.key_padding_mask = padding}).data();
+  const Tensor out = layer(input, {.key_padding_mask = padding}).data();
   const double diff = max(abs(out - expected)).item();
   std::cout << "PyTorch's encoder layer in minigrad: max |minigrad - PyTorch| = " << diff << "\n";
   return diff < 1e-10 ? 0 : 1;
