@@ -56,22 +56,39 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& opts) : 
   W_o = register_module("W_o", linear(opts.num_hiddens));
 }
 
-Variable MultiHeadAttention::split_heads(const Variable& x) const {
-  const int64_t h = options.num_heads, head = options.num_hiddens / h;
-  // (B, n, num_hiddens) -> (B, n, h, head) -> (B, h, n, head)
-  return permute(reshape(x, {x.shape()[0], x.shape()[1], h, head}), {0, 2, 1, 3});
+Variable project_heads(const Variable& x, const Projection& projection, int64_t num_heads) {
+  const Variable projected = linear(x, projection.weight, projection.bias);  // (B, n, E)
+  const int64_t e = projected.shape()[2];
+  // (B, n, E) -> (B, n, h, E/h) -> (B, h, n, E/h)
+  return permute(reshape(projected, {x.shape()[0], x.shape()[1], num_heads, e / num_heads}), {0, 2, 1, 3});
 }
+
+Variable attend_heads(const Variable& queries, const Projection& query, const Variable& heads_k,
+                      const Variable& heads_v, const Projection& output, const HeadAttention& attend) {
+  const int64_t h = heads_k.shape()[1];
+  const Variable heads = attend(project_heads(queries, query, h), heads_k, heads_v);  // (B, h, n_q, E/h)
+  // (B, h, n_q, E/h) -> (B, n_q, h, E/h) -> (B, n_q, E)
+  const Variable merged =
+      reshape(permute(heads, {0, 2, 1, 3}), {queries.shape()[0], queries.shape()[1], h * heads.shape()[3]});
+  return linear(merged, output.weight, output.bias);
+}
+
+namespace {
+Projection projection_of(const Linear& layer) {
+  return {layer.weight, layer.bias};
+}
+}  // namespace
 
 Variable MultiHeadAttention::project_keys(const Variable& keys) const {
   if (keys.rank() != 3)
     throw ShapeError("MultiHeadAttention", "expects keys (B, n_k, k), got " + keys.shape().str());
-  return split_heads((*W_k)(keys));
+  return project_heads(keys, projection_of(*W_k), options.num_heads);
 }
 
 Variable MultiHeadAttention::project_values(const Variable& values) const {
   if (values.rank() != 3)
     throw ShapeError("MultiHeadAttention", "expects values (B, n_k, v), got " + values.shape().str());
-  return split_heads((*W_v)(values));
+  return project_heads(values, projection_of(*W_v), options.num_heads);
 }
 
 Variable MultiHeadAttention::forward(const Variable& queries, const Variable& keys, const Variable& values,
@@ -94,12 +111,10 @@ Variable MultiHeadAttention::attend(const Variable& queries, const Variable& hea
                      "head) alike, got " +
                          queries.shape().str() + ", " + heads_k.shape().str() + ", " + heads_v.shape().str());
   }
-  const Variable q = split_heads((*W_q)(queries));
-  const Variable heads = (*attention)(q, heads_k, heads_v, mask);  // (B, h, n_q, head)
-  // (B, h, n_q, head) -> (B, n_q, h, head) -> (B, n_q, num_hiddens)
-  const Variable merged =
-      reshape(permute(heads, {0, 2, 1, 3}), {queries.shape()[0], queries.shape()[1], options.num_hiddens});
-  return (*W_o)(merged);
+  return attend_heads(queries, projection_of(*W_q), heads_k, heads_v, projection_of(*W_o),
+                      [&](const Variable& q, const Variable& k, const Variable& v) {
+                        return (*attention)(q, k, v, mask);  // (B, h, n_q, head)
+                      });
 }
 
 }  // namespace minigrad::nn

@@ -14,6 +14,8 @@
 // attention gives it NaN.)
 #pragma once
 
+#include <functional>
+
 #include "minigrad/autograd/functions.h"
 #include "minigrad/nn/dropout.h"
 #include "minigrad/nn/linear.h"
@@ -49,6 +51,29 @@ class DotProductAttention : public Layer<DotProductAttention> {
   // so one module must not run forward in two threads at once.
   mutable Tensor attention_weights_;
 };
+
+// One projection x·weightᵀ + bias inside multi-head attention: weight (out, in), bias (out) or undefined.
+struct Projection {
+  Variable weight;
+  Variable bias;
+};
+
+// Multi-head attention's one computation. Both namings run it: MultiHeadAttention (below) with d2l's
+// parameters W_q, W_k, W_v, W_o, and MultiheadAttention (transformer_encoder_layer.h) with PyTorch's
+// in_proj_weight and out_proj.
+//   heads_k = project_heads(keys, W_k), heads_v = project_heads(values, W_v)   (B, h, n_k, E/h)
+//   heads_q = project_heads(queries, W_q)                                        (B, h, n_q, E/h)
+//   output  = merge(attend(heads_q, heads_k, heads_v))·W_oᵀ + b_o                (B, n_q, E)
+// with `attend` the per-head scaled dot-product attention (DotProductAttention, or the same op called
+// directly).
+//
+// x (B, n, in) -> x·Wᵀ + b (B, n, E) -> (B, n, h, E/h) -> (B, h, n, E/h): a view of the projection.
+Variable project_heads(const Variable& x, const Projection& projection, int64_t num_heads);
+// queries (B, n_q, in), heads_k and heads_v (B, h, n_k, E/h) -> (B, n_q, E), as above.
+using HeadAttention =
+    std::function<Variable(const Variable& heads_q, const Variable& heads_k, const Variable& heads_v)>;
+Variable attend_heads(const Variable& queries, const Projection& query, const Variable& heads_k,
+                      const Variable& heads_v, const Projection& output, const HeadAttention& attend);
 
 struct MultiHeadAttentionOptions {
   int64_t num_hiddens = 0;
@@ -98,10 +123,6 @@ class MultiHeadAttention : public Layer<MultiHeadAttention> {
   std::shared_ptr<DotProductAttention> attention;
   std::shared_ptr<Linear> W_q, W_k, W_v, W_o;
   MultiHeadAttentionOptions options;
-
- private:
-  // (B, n, num_hiddens) -> (B, num_heads, n, num_hiddens/num_heads): a view, no copy.
-  Variable split_heads(const Variable& x) const;
 };
 
 // Sets the kernel of every DotProductAttention in `module` and its descendants (to compare the fused

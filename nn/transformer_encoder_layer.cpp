@@ -46,25 +46,24 @@ Variable MultiheadAttention::forward(const Variable& query, const Variable& key,
     throw ShapeError("MultiheadAttention", "query and key differ in batch size: " + query.shape().str() +
                                                " and " + key.shape().str());
   }
-  // Projection `part` (0: queries, 1: keys, 2: values) with its third of in_proj, split into heads:
-  //   (B, n, E) -> (B, n, E) -> (B, n, h, E/h) -> (B, h, n, E/h)
-  auto project = [&](const Variable& x, int64_t part) {
-    const Variable w = slice(in_proj_weight, 0, part * e, (part + 1) * e);
-    const Variable b = options.bias ? slice(in_proj_bias, 0, part * e, (part + 1) * e) : Variable();
-    return permute(reshape(linear(x, w, b), {x.shape()[0], x.shape()[1], h, e / h}), {0, 2, 1, 3});
+  // in_proj's thirds are W_q, W_k and W_v (and their biases); out_proj is W_o.
+  auto third = [&](int64_t part) {  // 0: queries, 1: keys, 2: values
+    return Projection{slice(in_proj_weight, 0, part * e, (part + 1) * e),
+                      options.bias ? slice(in_proj_bias, 0, part * e, (part + 1) * e) : Variable()};
   };
   const bool drop = is_training() && options.dropout > 0;
   Generator& generator = options.generator != nullptr ? *options.generator : default_generator();
-  AttentionResult result =
-      scaled_dot_product_attention(project(q_in, 0), project(k_in, 1), project(v_in, 2),
-                                   {.mask = mask,
-                                    .dropout = drop ? options.dropout : 0,
-                                    .seed = drop ? generator.next_u64() : 0});  // (B, h, n_q, E/h)
-  attention_weights_ = result.weights;
-  // (B, h, n_q, E/h) -> (B, n_q, h, E/h) -> (B, n_q, E)
-  const Variable merged =
-      reshape(permute(result.output, {0, 2, 1, 3}), {q_in.shape()[0], q_in.shape()[1], e});
-  return batch_first((*out_proj)(merged));  // the caller's layout again (a transpose is its inverse)
+  auto attend = [&](const Variable& q, const Variable& k, const Variable& v) {
+    AttentionResult result = scaled_dot_product_attention(
+        q, k, v,
+        {.mask = mask, .dropout = drop ? options.dropout : 0, .seed = drop ? generator.next_u64() : 0});
+    attention_weights_ = result.weights;
+    return result.output;  // (B, h, n_q, E/h)
+  };
+  const Variable output =
+      attend_heads(q_in, third(0), project_heads(k_in, third(1), h), project_heads(v_in, third(2), h),
+                   {out_proj->weight, out_proj->bias}, attend);
+  return batch_first(output);  // the caller's layout again (a transpose is its inverse)
 }
 
 TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOptions& opts) : options(opts) {
