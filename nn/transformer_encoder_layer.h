@@ -1,7 +1,7 @@
-// PyTorch's nn.MultiheadAttention and nn.TransformerEncoderLayer: the same options, defaults and parameter
-// names, so that a PyTorch layer's state dict loads (optim::load_weights) and gives the same output.
-// Pick these to port a PyTorch model or to follow PyTorch's docs; the d2l-style MultiHeadAttention and
-// EncoderLayer (attention.h, transformer.h) follow the textbook's names and defaults instead.
+// PyTorch's nn.TransformerEncoderLayer: the same options, defaults and parameter names, so that a PyTorch
+// layer's state dict loads (optim::load_weights) and gives the same output. Its self_attn is the one
+// MultiHeadAttention (attention.h) with PyTorch's names. Pick it to port a PyTorch model or to follow
+// PyTorch's docs; the d2l-style EncoderLayer (transformer.h) follows the textbook's names and defaults.
 //
 //   PyTorch                                               minigrad
 //   layer = nn.TransformerEncoderLayer(                   nn::TransformerEncoderLayer layer(
@@ -20,46 +20,6 @@
 #include "minigrad/nn/transformer.h"
 
 namespace minigrad::nn {
-
-struct MultiheadAttentionOptions {
-  int64_t embed_dim = 0;
-  int64_t num_heads = 1;
-  double dropout = 0;  // on the attention weights, in training
-  bool bias = true;    // in_proj_bias and out_proj.bias
-  bool batch_first = false;
-  // Draws the initial weights and the dropout masks; nullptr: this thread's default. Not owned.
-  Generator* generator = nullptr;
-};
-
-// num_heads heads attend, each in its own embed_dim/num_heads-wide subspace:
-//   q, k, v = query·W_qᵀ + b_q, key·W_kᵀ + b_k, value·W_vᵀ + b_v   (W_q, W_k, W_v: in_proj_weight's thirds)
-//   output  = out_proj(concat over heads of attention(q_i, k_i, v_i))
-class MultiheadAttention : public Layer<MultiheadAttention> {
- public:
-  explicit MultiheadAttention(const MultiheadAttentionOptions& options);
-
-  // batch_first: query (B, n_q, E), key and value (B, n_k, E) -> (B, n_q, E);
-  // otherwise (n_q, B, E), (n_k, B, E) -> (n_q, B, E).
-  // PyTorch also returns the weights averaged over heads; here attention_weights() has them per head.
-  Variable forward(const Variable& query, const Variable& key, const Variable& value,
-                   const AttentionMask& mask = {}) const;
-
-  // Per-head weights of the last forward pass, (B, num_heads, n_q, n_k), before dropout.
-  const Tensor& attention_weights() const { return attention_weights_; }
-
-  std::string name() const override { return "MultiheadAttention"; }
-  std::string extra_repr() const override;
-
-  Variable in_proj_weight;  // (3·embed_dim, embed_dim): W_q, W_k and W_v stacked
-  Variable in_proj_bias;    // (3·embed_dim), or undefined without bias
-  std::shared_ptr<Linear> out_proj;
-  MultiheadAttentionOptions options;
-
- private:
-  // A record of the last call, kept for inspection, not part of the model: a const model records it too,
-  // so one module must not run forward in two threads at once.
-  mutable Tensor attention_weights_;
-};
 
 struct TransformerEncoderLayerOptions {
   int64_t d_model = 0;
@@ -87,7 +47,7 @@ class TransformerEncoderLayer : public Layer<TransformerEncoderLayer> {
 
   std::string name() const override { return "TransformerEncoderLayer"; }
 
-  std::shared_ptr<MultiheadAttention> self_attn;
+  std::shared_ptr<MultiHeadAttention> self_attn;  // with PyTorch's names (in_proj_weight, out_proj)
   std::shared_ptr<Linear> linear1, linear2;
   std::shared_ptr<Dropout> dropout, dropout1, dropout2;
   std::shared_ptr<LayerNorm> norm1, norm2;

@@ -177,10 +177,10 @@ void add_layer_cases(const AddLayer& add_layer) {
                                    [layer, mask](In x) { return (*layer)(x[0], mask); });
               });
   }
-  add_layer("nn::MultiheadAttention (PyTorch's; sequence first, key padding mask, 2 heads)",
+  add_layer("nn::MultiHeadAttention with PyTorch's names (sequence first, key padding mask, 2 heads)",
             [](Generator& g) {
-              auto layer = in_float64(std::make_shared<nn::MultiheadAttention>(
-                  nn::MultiheadAttentionOptions{.embed_dim = 4, .num_heads = 2}));
+              auto layer =
+                  in_float64(std::make_shared<nn::MultiHeadAttention>(nn::pytorch_attention_options(4, 2)));
               randomize(*layer, g);
               const nn::AttentionMask mask{.key_padding_mask =
                                                Tensor::from_values({0, 0, 0, 0, 0, 1}, {2, 3}, DType::Bool)};

@@ -1,4 +1,5 @@
-// PyTorch's MultiheadAttention and TransformerEncoderLayer: PyTorch's names, defaults and layouts. The
+// MultiHeadAttention with PyTorch's names, and TransformerEncoderLayer: PyTorch's names, defaults and
+// layouts. The
 // numbers against PyTorch 1.13 are checked by the encoder_layer_parity_with_pytorch test.
 #include <unistd.h>
 #include <filesystem>
@@ -120,14 +121,48 @@ BOOST_AUTO_TEST_CASE(dropout_acts_in_training_only) {
   BOOST_TEST(!allclose(layer(x).data(), layer(x).data()));
 }
 
+BOOST_AUTO_TEST_CASE(both_names_are_one_attention_and_the_old_spelling_still_builds) {
+  // d2l's names and PyTorch's hold the same projections in different places; given the same weights,
+  // the one class computes the same output under either.
+  MultiHeadAttention d2l({.num_hiddens = 4, .num_heads = 2, .bias = true});
+  MultiHeadAttention pytorch(pytorch_attention_options(4, 2));
+  d2l.to(F64);
+  pytorch.to(F64);
+  randomize(d2l, 3);
+  pytorch.in_proj_weight.data().copy_(
+      concat({d2l.W_q->weight.data(), d2l.W_k->weight.data(), d2l.W_v->weight.data()}, 0));
+  pytorch.in_proj_bias.data().copy_(
+      concat({d2l.W_q->bias.data(), d2l.W_k->bias.data(), d2l.W_v->bias.data()}, 0));
+  pytorch.out_proj->weight.data().copy_(d2l.W_o->weight.data());
+  pytorch.out_proj->bias.data().copy_(d2l.W_o->bias.data());
+  const Variable q(Tensor::normal({2, 3, 4}, 0, 1, F64)), kv(Tensor::normal({2, 5, 4}, 0, 1, F64));
+  const AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({5, 2}, {2})};
+  const Tensor expected = d2l(q, kv, kv, mask).data();
+  // PyTorch's layout is sequence first: (n, B, E).
+  const Tensor got =
+      pytorch(transpose(q, 0, 1), transpose(kv, 0, 1), transpose(kv, 0, 1), mask).data().transpose(0, 1);
+  expect_close(got, expected.to_vector<double>(), 1e-15);
+  BOOST_TEST(d2l.name() == "MultiHeadAttention");
+  BOOST_TEST(pytorch.name() == "MultiheadAttention");  // as each prints
+
+  // The spelling before the two were one class compiles, with a deprecation warning naming the new one.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  const MultiheadAttention old({.embed_dim = 4, .num_heads = 2, .batch_first = true});
+#pragma GCC diagnostic pop
+  BOOST_TEST((old.options.names == ParameterNames::PyTorch));
+  BOOST_TEST(old.in_proj_weight.shape() == Shape({12, 4}));
+  BOOST_TEST(old.options.batch_first);
+}
+
 BOOST_AUTO_TEST_CASE(wrong_shapes_and_options_are_refused_by_name) {
   const TransformerEncoderLayer layer({.d_model = 4, .nhead = 2, .dim_feedforward = 6});
   expect_error<ShapeError>(
       [&] {
         layer(Variable(Tensor::zeros({3, 2, 5})));
       },
-      "MultiheadAttention: expects query, key and value (n, B, 4), key and value alike, got [3,2,5], "
-      "[3,2,5], [3,2,5]");
+      "MultiheadAttention: expects queries (n_q, B, 4), keys (n_k, B, 4) and values (n_k, B, 4), got "
+      "[3,2,5], [3,2,5], [3,2,5]");
   expect_error<ValueError>([] { TransformerEncoderLayer({.d_model = 6, .nhead = 4}); },
                            "MultiheadAttention: embed_dim (6) must be a positive multiple of num_heads (4)");
   expect_error<ValueError>([] { TransformerEncoderLayer({.d_model = 4, .nhead = 2, .dim_feedforward = 0}); },
