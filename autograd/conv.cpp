@@ -9,11 +9,12 @@
 // gradient back onto the positions it was read from (col2im); the two are each other's adjoints, so
 // derivatives of any order exist (the kernels: tensor/unfold.h). The product, the reshapes and the bias
 // are ordinary ops. conv2d is the same product over an image's windows (KH×KW of every channel), made
-// by kernels that unfold a few images at a time (tensor/unfold.h), recorded as three ops below.
+// by kernels that unfold a few images at a time (tensor/conv2d.h), recorded as three ops below.
 #include <algorithm>
 #include <string>
 
 #include "minigrad/autograd/functions.h"
+#include "minigrad/tensor/conv2d.h"
 #include "minigrad/tensor/ops.h"
 #include "minigrad/tensor/unfold.h"
 
@@ -125,7 +126,7 @@ Variable fold2d(const Variable& cols, int64_t height, int64_t width, const Conv2
                 [g](const Variable& gx, NeedsGrad) -> VariableGrads { return {unfold2d(gx, g)}; });
 }
 
-// conv2d's product and its two gradients are three ops (the kernels: tensor/unfold.h), and each is
+// conv2d's product and its two gradients are three ops (the kernels: tensor/conv2d.h), and each is
 // bilinear: y = conv(x, W), gx = input_grad(gy, W) (the transposed convolution), gW = weight_grad(gy, x).
 // They are one another's adjoints,
 //   ⟨conv(x, W), gy⟩ = ⟨x, input_grad(gy, W)⟩ = ⟨W, weight_grad(gy, x)⟩,

@@ -248,6 +248,26 @@ AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tenso
   return result;
 }
 
+namespace {
+
+// softmax's backward, row by row: weights P (rows, n), dP (rows, n) -> dS = P ⊙ (dP - Σ dP ⊙ P) in place.
+template <typename T>
+void softmax_backward_rows(const T* P, int64_t rows, int64_t n, T* D) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* p = P + r * n;
+    T* d = D + r * n;
+    T dot = 0;
+#pragma omp simd reduction(+ : dot)  // (a sum in any order: lets the compiler vectorize it)
+    for (int64_t j = 0; j < n; ++j) dot += d[j] * p[j];
+      // A key with weight 0 (masked) gets 0, as masked_fill's backward gives it in the composed form and in
+      // PyTorch, even when a NaN in its value made dP and the dot NaN.
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) d[j] = p[j] == T(0) ? T(0) : p[j] * (d[j] - dot);
+  }
+}
+
+}  // namespace
+
 AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q, const Tensor& k,
                                       const Tensor& v, const Tensor& weights, double scale, double dropout,
                                       uint64_t seed, std::array<bool, 3> needs) {
@@ -313,19 +333,8 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
 #pragma omp simd
             for (int64_t j = 0; j < rows * s.n_k; ++j) D[j] *= F[j];
           }
-          // softmax's backward per row: dS = P ⊙ (dP - Σ dP ⊙ P)
-          for (int64_t r = 0; r < rows; ++r) {
-            const T* p = P + r * s.n_k;
-            T* d = D + r * s.n_k;
-            T dot = 0;
-#pragma omp simd reduction(+ : dot)  // (a sum in any order: lets the compiler vectorize it)
-            for (int64_t j = 0; j < s.n_k; ++j) dot += d[j] * p[j];
-              // A key with weight 0 (masked) gets 0, as masked_fill's backward gives it in the composed form
-              // and in PyTorch, even when a NaN in its value made dP and the dot NaN.
-#pragma omp simd
-            for (int64_t j = 0; j < s.n_k; ++j) d[j] = p[j] == T(0) ? T(0) : p[j] * (d[j] - dot);
-          }
-          if (needs[0]) {  // dQ = scale · dS·K
+          softmax_backward_rows(P, rows, s.n_k, D);  // dP -> dS
+          if (needs[0]) {                            // dQ = scale · dS·K
             gemm(false, false, rows, s.d, s.n_k, T(scale), D, s.n_k, K.group(g), K.row_stride, T(0),
                  dQ->group(g) + i0 * dQ->row_stride, dQ->row_stride);
           }

@@ -3,6 +3,7 @@
 
 #include "minigrad/tensor/attention.h"
 #include "minigrad/tensor/batch_norm.h"
+#include "minigrad/tensor/conv2d.h"
 #include "minigrad/tensor/data.h"
 #include "minigrad/tensor/elementwise.h"
 #include "minigrad/tensor/index.h"

@@ -73,24 +73,36 @@ int64_t WinogradConv<T>::scratch_per_image() const {
 
 template <typename T>
 bool WinogradConv<T>::run_chunk(const T* x, int64_t b, T* scratch, T* y) const {
-  const int64_t c_in = s_.c_in, c_out = s_.c_out, h = s_.height, w = s_.width;
-  const int64_t ph = padded_h_, pw = padded_w_, tiles = b * tiles_h_ * tiles_w_;
-  T* v = scratch;                      // (16, tiles, C_in): Bᵀ d B of every tile, position ξ first
-  T* m = v + 16 * tiles * c_in;        // (16, tiles, C_out): the products
-  T* padded = m + 16 * c_out * tiles;  // (b, PH, PW, C_in): the images with their padding's zeros
+  const int64_t tiles = b * tiles_h_ * tiles_w_;
+  T* v = scratch;                         // (16, tiles, C_in): Bᵀ d B of every tile, position ξ first
+  T* m = v + 16 * tiles * s_.c_in;        // (16, tiles, C_out): the products
+  T* padded = m + 16 * s_.c_out * tiles;  // (b, PH, PW, C_in): the images with their padding's zeros
+  if (!images_usable(x, b)) return false;
+  pad_channels_last(x, b, padded);
+  transform_input(padded, b, v);
+  multiply(v, tiles, m);
+  transform_output(m, b, y);
+  return true;
+}
 
+template <typename T>
+bool WinogradConv<T>::images_usable(const T* x, int64_t b) const {
   // The images' check, in one pass over them (a reduction per row would cost more than the row): x·0 is
   // NaN for an inf or a NaN and 0 for any finite x; a pixel above a sixteenth of T's largest value could
   // make an infinite sum in the transform (of up to four pixels).
   T non_finite = 0, largest = 0;
-  const int64_t entries = b * c_in * h * w;
+  const int64_t entries = b * s_.c_in * s_.height * s_.width;
 #pragma omp simd reduction(+ : non_finite) reduction(max : largest)
   for (int64_t e = 0; e < entries; ++e) {
     non_finite += x[e] * T(0);
     largest = std::max(largest, std::abs(x[e]));
   }
-  if (std::isnan(non_finite) || largest > std::numeric_limits<T>::max() / 16) return false;
+  return !std::isnan(non_finite) && largest <= std::numeric_limits<T>::max() / 16;
+}
 
+template <typename T>
+void WinogradConv<T>::pad_channels_last(const T* x, int64_t b, T* padded) const {
+  const int64_t c_in = s_.c_in, h = s_.height, w = s_.width, ph = padded_h_, pw = padded_w_;
   // The images, padded, channels last: the transform below then runs along the channels, rows as long
   // as C_in (at least 32), where along a tile row it would run 7 tiles long in a 14×14 layer.
   std::fill_n(padded, b * ph * pw * c_in, T(0));
@@ -103,7 +115,11 @@ bool WinogradConv<T>::run_chunk(const T* x, int64_t b, T* scratch, T* y) const {
       }
     }
   }
+}
 
+template <typename T>
+void WinogradConv<T>::transform_input(const T* padded, int64_t b, T* v) const {
+  const int64_t c_in = s_.c_in, ph = padded_h_, pw = padded_w_, tiles = b * tiles_h_ * tiles_w_;
   // The input transform: tile (tr, tc) of image i reads padded rows 2·tr..2·tr+3 and columns 2·tc..2·tc+3.
   for (int64_t i = 0; i < b; ++i) {
     for (int64_t tr = 0; tr < tiles_h_; ++tr) {
@@ -133,7 +149,11 @@ bool WinogradConv<T>::run_chunk(const T* x, int64_t b, T* scratch, T* y) const {
       }
     }
   }
+}
 
+template <typename T>
+void WinogradConv<T>::multiply(const T* v, int64_t tiles, T* m) const {
+  const int64_t c_in = s_.c_in, c_out = s_.c_out;
   // The products: per position ξ and group, m_ξ (tiles, C_out/G) = v_ξ (tiles, C_in/G) · u_ξ (C_in/G,
   // C_out/G), the group's columns of v_ξ and m_ξ.
   const int64_t c_in_g = c_in / s_.groups, c_out_g = c_out / s_.groups;
@@ -144,7 +164,11 @@ bool WinogradConv<T>::run_chunk(const T* x, int64_t b, T* scratch, T* y) const {
            m + xi * tiles * c_out + gr * c_out_g, c_out);
     }
   }
+}
 
+template <typename T>
+void WinogradConv<T>::transform_output(const T* m, int64_t b, T* y) const {
+  const int64_t c_out = s_.c_out, tiles = b * tiles_h_ * tiles_w_;
   // The output transform, Aᵀ m A, along the channels into y; a tile past an odd height or width writes
   // what falls inside.
   const int64_t oh = s_.out_h, ow = s_.out_w, plane = oh * ow;
@@ -174,7 +198,6 @@ bool WinogradConv<T>::run_chunk(const T* x, int64_t b, T* scratch, T* y) const {
       }
     }
   }
-  return true;
 }
 
 template class WinogradConv<float>;

@@ -81,6 +81,18 @@ class WinogradConv {
   bool run_chunk(const T* x, int64_t b, T* scratch, T* y) const;
 
  private:
+  // run_chunk's phases, in order. `tiles` is b·tiles_h_·tiles_w_.
+  // False if the images x (b, C_in, H, W) hold a value run_chunk refuses.
+  bool images_usable(const T* x, int64_t b) const;
+  // x -> padded (b, PH, PW, C_in): the images with their padding's zeros, channels last.
+  void pad_channels_last(const T* x, int64_t b, T* padded) const;
+  // padded -> v (16, tiles, C_in): Bᵀ d B of every 4×4 tile d, position ξ first.
+  void transform_input(const T* padded, int64_t b, T* v) const;
+  // v -> m (16, tiles, C_out): per position ξ and group, v_ξ · u_ξ.
+  void multiply(const T* v, int64_t tiles, T* m) const;
+  // m -> y (b, C_out, H_out, W_out): Aᵀ m A of every tile.
+  void transform_output(const T* m, int64_t b, T* y) const;
+
   WinogradSizes s_;
   int64_t tiles_h_, tiles_w_, padded_h_, padded_w_;
   std::vector<T> u_;  // (16, G, C_in/G, C_out/G): G g Gᵀ of every filter, position ξ = 4·row + column

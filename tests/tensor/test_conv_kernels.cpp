@@ -1,4 +1,4 @@
-// conv2d's kernels (tensor/unfold.h) against the textbook loops, in float64 (Winograd's in float32 too):
+// conv2d's kernels (tensor/conv2d.h) against the textbook loops, in float64 (Winograd's in float32 too):
 // the forward, the input's gradient and the weight's, on geometries that take each of their paths (the
 // flat copy of a 'same' convolution, strides, dilations, groups, uneven padding, Winograd's forward and
 // input gradient) and on a batch whose chunks differ in size, on one thread and on two.
