@@ -119,15 +119,10 @@ void DecoderCache::select_rows(const Tensor& rows) {
 
 TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : options(opts) {
   const TransformerLayerOptions& layer = opts.layer;
-  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, layer.num_hiddens,
-                                                                       opts.padding_idx, layer.generator));
-  pos_encoding = register_module(
-      "pos_encoding",
-      std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = layer.num_hiddens,
-                                                                     .dropout = layer.dropout,
-                                                                     .max_len = opts.max_len,
-                                                                     .learnable = opts.learnable_positions,
-                                                                     .generator = layer.generator}));
+  const TokenEmbedding front = TokenEmbedding::registered_on(*this, layer, opts.vocab_size, opts.max_len,
+                                                             opts.learnable_positions, opts.padding_idx);
+  embedding = front.embedding;
+  pos_encoding = front.pos_encoding;
   layers = register_module("layers", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < opts.num_layers; ++i)
     layers->push_back(std::make_shared<DecoderLayer>(layer, opts.cross_attention));
@@ -142,11 +137,7 @@ TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : 
 }
 
 Variable TransformerDecoder::embed(const Tensor& tokens, int64_t start) const {
-  if (tokens.rank() != 2)
-    throw ShapeError("TransformerDecoder", "expects tokens (B, T), got " + tokens.shape().str());
-  // √d, as the encoder: the embedding and the positional encoding then have comparable sizes.
-  const Variable x = (*embedding)(tokens)*std::sqrt(static_cast<double>(options.layer.num_hiddens));
-  return (*pos_encoding)(x, start);
+  return (*pos_encoding)(TokenEmbedding{embedding, pos_encoding}.scaled(tokens, "TransformerDecoder"), start);
 }
 
 Variable TransformerDecoder::logits(const Variable& x) const {

@@ -54,17 +54,34 @@ Variable EncoderLayer::forward(const Variable& x, const AttentionMask& mask) con
   return (*addnorm2)(y, [&](const Variable& v) { return (*ffn)(v); });
 }
 
-TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
-  const TransformerLayerOptions& layer = opts.layer;
-  embedding = register_module("embedding", std::make_shared<Embedding>(opts.vocab_size, layer.num_hiddens,
-                                                                       opts.padding_idx, layer.generator));
-  pos_encoding = register_module(
+TokenEmbedding TokenEmbedding::registered_on(Module& owner, const TransformerLayerOptions& layer,
+                                             int64_t vocab_size, int64_t max_len, bool learnable_positions,
+                                             int64_t padding_idx) {
+  TokenEmbedding front;
+  front.embedding = owner.register_module(
+      "embedding", std::make_shared<Embedding>(vocab_size, layer.num_hiddens, padding_idx, layer.generator));
+  front.pos_encoding = owner.register_module(
       "pos_encoding",
       std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = layer.num_hiddens,
                                                                      .dropout = layer.dropout,
-                                                                     .max_len = opts.max_len,
-                                                                     .learnable = opts.learnable_positions,
+                                                                     .max_len = max_len,
+                                                                     .learnable = learnable_positions,
                                                                      .generator = layer.generator}));
+  return front;
+}
+
+Variable TokenEmbedding::scaled(const Tensor& tokens, const char* who) const {
+  if (tokens.rank() != 2) throw ShapeError(who, "expects tokens (B, T), got " + tokens.shape().str());
+  const auto d = static_cast<double>(embedding->options.embedding_dim);
+  return (*embedding)(tokens)*std::sqrt(d);  // (B, T, d)
+}
+
+TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
+  const TransformerLayerOptions& layer = opts.layer;
+  const TokenEmbedding front = TokenEmbedding::registered_on(*this, layer, opts.vocab_size, opts.max_len,
+                                                             opts.learnable_positions, opts.padding_idx);
+  embedding = front.embedding;
+  pos_encoding = front.pos_encoding;
   layers = register_module("layers", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < opts.num_layers; ++i) layers->push_back(std::make_shared<EncoderLayer>(layer));
   if (layer.norm_first)
@@ -76,11 +93,7 @@ Variable TransformerEncoder::forward(const Tensor& tokens, const AttentionMask& 
 }
 
 Variable TransformerEncoder::embed(const Tensor& tokens) const {
-  if (tokens.rank() != 2)
-    throw ShapeError("TransformerEncoder", "expects tokens (B, T), got " + tokens.shape().str());
-  // d2l and Vaswani et al. scale the embedding by √d before adding the positional encoding, whose entries
-  // lie in [-1, 1], so that the two are of comparable size when summed.
-  return (*embedding)(tokens)*std::sqrt(static_cast<double>(options.layer.num_hiddens));
+  return TokenEmbedding{embedding, pos_encoding}.scaled(tokens, "TransformerEncoder");
 }
 
 Variable TransformerEncoder::encode(const Variable& x, const AttentionMask& mask) const {
