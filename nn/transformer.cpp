@@ -13,9 +13,15 @@ PositionWiseFFN::PositionWiseFFN(int64_t num_hiddens, int64_t ffn_num_hiddens, A
   dense2 = register_module("dense2", std::make_shared<Linear>(ffn_num_hiddens, num_hiddens, true, generator));
 }
 
+Variable feed_forward(const Variable& x, const Linear& linear1, const Linear& linear2, Activation activation,
+                      const Dropout* dropout) {
+  const Variable hidden = linear1(x);
+  const Variable activated = activation == Activation::ReLU ? relu(hidden) : gelu(hidden);
+  return linear2(dropout != nullptr ? (*dropout)(activated) : activated);
+}
+
 Variable PositionWiseFFN::forward(const Variable& x) const {
-  const Variable hidden = (*dense1)(x);
-  return (*dense2)(activation == Activation::ReLU ? relu(hidden) : gelu(hidden));
+  return feed_forward(x, *dense1, *dense2, activation);
 }
 
 AddNorm::AddNorm(int64_t normalized_size, double p, Generator* generator, bool first) : norm_first(first) {

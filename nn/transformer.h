@@ -23,6 +23,12 @@ namespace minigrad::nn {
 
 enum class Activation { ReLU, GELU };
 
+// The position-wise feed-forward block of both encoder layers (and the decoder's):
+//   x (B, T, d) -> linear2(dropout(activation(linear1(x)))) (B, T, d), through (B, T, d_ff)
+// d2l's PositionWiseFFN has no dropout inside (null); PyTorch's TransformerEncoderLayer has one.
+Variable feed_forward(const Variable& x, const Linear& linear1, const Linear& linear2, Activation activation,
+                      const Dropout* dropout = nullptr);
+
 // Two Linear layers with an activation between, applied to each position alone:
 //   (B, T, num_hiddens) -> (B, T, ffn_num_hiddens) -> (B, T, num_hiddens)
 class PositionWiseFFN : public Layer<PositionWiseFFN> {

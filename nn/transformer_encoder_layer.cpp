@@ -29,14 +29,13 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOp
 
 Variable TransformerEncoderLayer::forward(const Variable& src, const AttentionMask& mask) const {
   auto self_attention = [&](const Variable& x) { return (*self_attn)(x, x, x, mask); };
-  auto feed_forward = [&](const Variable& x) {
-    const Variable hidden = (*linear1)(x);
-    const Variable activated = options.activation == Activation::ReLU ? relu(hidden) : gelu(hidden);
-    return (*linear2)((*dropout)(activated));
+  auto feed_forward_block = [&](const Variable& x) {
+    return feed_forward(x, *linear1, *linear2, options.activation, dropout.get());
   };
-  // AddNorm's computation, with the norms and dropouts under PyTorch's names.
+  // The d2l EncoderLayer's computation (AddNorm's add_norm, feed_forward), with the norms and dropouts
+  // under PyTorch's names.
   const Variable x = add_norm(src, self_attention, *norm1, *dropout1, options.norm_first);
-  return add_norm(x, feed_forward, *norm2, *dropout2, options.norm_first);
+  return add_norm(x, feed_forward_block, *norm2, *dropout2, options.norm_first);
 }
 
 }  // namespace minigrad::nn
