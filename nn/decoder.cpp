@@ -137,7 +137,7 @@ TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : 
 }
 
 Variable TransformerDecoder::embed(const Tensor& tokens, int64_t start) const {
-  return (*pos_encoding)(TokenEmbedding{embedding, pos_encoding}.scaled(tokens, "TransformerDecoder"), start);
+  return (*pos_encoding)(scaled_embedding(*embedding, tokens, "TransformerDecoder"), start);
 }
 
 Variable TransformerDecoder::logits(const Variable& x) const {

@@ -76,10 +76,10 @@ TokenEmbedding TokenEmbedding::registered_on(Module& owner, const TransformerLay
   return front;
 }
 
-Variable TokenEmbedding::scaled(const Tensor& tokens, const char* who) const {
+Variable scaled_embedding(const Embedding& embedding, const Tensor& tokens, const char* who) {
   if (tokens.rank() != 2) throw ShapeError(who, "expects tokens (B, T), got " + tokens.shape().str());
-  const auto d = static_cast<double>(embedding->options.embedding_dim);
-  return (*embedding)(tokens)*std::sqrt(d);  // (B, T, d)
+  const Variable embedded = embedding(tokens);  // (B, T, d)
+  return embedded * std::sqrt(static_cast<double>(embedding.options.embedding_dim));
 }
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
@@ -99,7 +99,7 @@ Variable TransformerEncoder::forward(const Tensor& tokens, const AttentionMask& 
 }
 
 Variable TransformerEncoder::embed(const Tensor& tokens) const {
-  return TokenEmbedding{embedding, pos_encoding}.scaled(tokens, "TransformerEncoder");
+  return scaled_embedding(*embedding, tokens, "TransformerEncoder");
 }
 
 Variable TransformerEncoder::encode(const Variable& x, const AttentionMask& mask) const {

@@ -96,9 +96,9 @@ struct TransformerLayerOptions {
   Generator* generator = nullptr;
 };
 
-// The token front-end the encoder and the decoder share: Embedding(tokens)·√d plus the positional
-// encoding. d2l and Vaswani et al. scale the embedding by √d because the positional encoding's entries
-// lie in [-1, 1]: the two are then of comparable size when summed.
+// The token front-end the encoder and the decoder share: Embedding(tokens)·√d (scaled_embedding, below)
+// plus the positional encoding. d2l and Vaswani et al. scale the embedding by √d because the positional
+// encoding's entries lie in [-1, 1]: the two are then of comparable size when summed.
 struct TokenEmbedding {
   std::shared_ptr<Embedding> embedding;
   std::shared_ptr<PositionalEncoding> pos_encoding;
@@ -107,10 +107,11 @@ struct TokenEmbedding {
   // layer's num_hiddens, dropout (on the sum) and generator apply.
   static TokenEmbedding registered_on(Module& owner, const TransformerLayerOptions& layer, int64_t vocab_size,
                                       int64_t max_len, bool learnable_positions, int64_t padding_idx);
-  // tokens (B, T) int64 -> Embedding(tokens)·√d, (B, T, num_hiddens), before the positions; `who` names
-  // the model in an error.
-  Variable scaled(const Tensor& tokens, const char* who) const;
 };
+
+// tokens (B, T) int64 -> Embedding(tokens)·√d, (B, T, embedding_dim): the token front-end before the
+// positions; `who` names the model in an error.
+Variable scaled_embedding(const Embedding& embedding, const Tensor& tokens, const char* who);
 
 // One encoder layer (d2l's TransformerEncoderBlock): multi-head self-attention and a position-wise FFN,
 // each with a residual connection and a layer norm.
