@@ -1,4 +1,5 @@
-// minigrad in one include: tensors, autograd, gradcheck, nn, optim, and distributed where it is built.
+// minigrad in one include: tensors, autograd, gradcheck, nn, optim, the graph's pictures (viz), and
+// distributed where it is built.
 //
 //   #include <minigrad/minigrad.h>
 //   using namespace minigrad;
@@ -9,10 +10,7 @@
 #include "minigrad/autograd/grad_mode.h"
 #include "minigrad/autograd/gradcheck.h"
 #include "minigrad/autograd/graph.h"
-#include "minigrad/autograd/graph_recorder.h"
-#include "minigrad/autograd/graphviz.h"
 #include "minigrad/autograd/hooks.h"
-#include "minigrad/autograd/html_page.h"
 #include "minigrad/autograd/observer.h"
 #include "minigrad/autograd/pointwise.h"
 #include "minigrad/autograd/variable.h"
@@ -21,6 +19,10 @@
 #include "minigrad/tensor/file_io.h"
 #include "minigrad/tensor/ops.h"
 #include "minigrad/tensor/safetensors.h"
+#include "minigrad/viz/dot.h"
+#include "minigrad/viz/graph_view.h"
+#include "minigrad/viz/page.h"
+#include "minigrad/viz/recorder.h"
 #ifdef MINIGRAD_HAS_DISTRIBUTED  // defined for programs that link minigrad::distributed (built with MPI)
 #include "minigrad/distributed/distributed.h"
 #endif

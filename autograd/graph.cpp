@@ -91,8 +91,8 @@ Variable connect(std::shared_ptr<Node> node, const char* op, Tensor output,
     }
     node->inputs.push_back(std::move(edge));
   }
-  if (graph_recording) [[unlikely]]
-    record_op(node, output, inputs);  // its values, for the backward page: autograd/graph_recorder.h
+  if (forward_observer) [[unlikely]]
+    notify_recorded(node, output, inputs);  // its values, for the backward page: autograd/observer.h
   Variable result(std::move(output));
   result.impl()->requires_grad = true;
   result.impl()->grad_fn = std::move(node);

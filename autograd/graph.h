@@ -118,18 +118,18 @@ class ModifiedInPlaceError : public Error {
   using Error::Error;
 };
 
-class RecordGraph;  // autograd/graph_recorder.h
+class ForwardObserver;  // autograd/observer.h
 class SavedTensor;
 
 namespace detail {
-// The RecordGraph recording this thread's forward pass, or null (usually): tested once per recorded op
-// and per saved tensor, and defined with no dynamic initialization, so that the test is one load.
-extern constinit thread_local RecordGraph* graph_recording;
-// What a RecordGraph hears: an op's tensors saved for backward, the op recorded, an op not recorded
-// (grad mode off, or no input requires grad: what it saved is dropped).
-void record_saved(const SavedTensor& saved);
-void record_op(const std::shared_ptr<Node>& node, const Tensor& output, std::span<const Variable> inputs);
-void drop_saved();
+// This thread's ForwardObserver, or null (usually): tested once per op and per saved tensor, and defined
+// with no dynamic initialization, so that the test is one load. What it hears: an op's tensors saved for
+// backward, then the op recorded, or not recorded (what it saved is dropped).
+extern constinit thread_local ForwardObserver* forward_observer;
+void notify_saved(const SavedTensor& saved);
+void notify_recorded(const std::shared_ptr<Node>& node, const Tensor& output,
+                     std::span<const Variable> inputs);
+void notify_not_recorded();
 }  // namespace detail
 
 class SavedTensor {
@@ -138,8 +138,8 @@ class SavedTensor {
   // A constant (ids, targets, masks) or the op's own output.
   explicit SavedTensor(Tensor tensor)
       : tensor_(std::move(tensor)), version_(tensor_.defined() ? tensor_.version() : 0) {
-    if (detail::graph_recording && tensor_.defined()) [[unlikely]]
-      detail::record_saved(*this);
+    if (detail::forward_observer && tensor_.defined()) [[unlikely]]
+      detail::notify_saved(*this);
   }
   // An input: its data, and, if it requires grad, its place in the graph.
   explicit SavedTensor(const Variable& input) : SavedTensor(input.data()) {
@@ -210,8 +210,8 @@ Variable record(const char* op, Tensor output, std::span<const Variable> inputs,
                 "only, (const Tensor& g, NeedsGrad) -> Grads");
   if (AnomalyMode::is_enabled()) detail::check_forward_anomaly(op, output, inputs);
   if (!GradMode::is_enabled() || !detail::any_requires_grad(inputs)) {
-    if (detail::graph_recording) [[unlikely]]
-      detail::drop_saved();  // autograd/graph_recorder.h
+    if (detail::forward_observer) [[unlikely]]
+      detail::notify_not_recorded();  // autograd/observer.h
     return Variable(std::move(output));
   }
   auto node = std::make_shared<detail::NodeWith<F>>(std::move(backward));

@@ -89,7 +89,7 @@ class ModuleCall {
 };
 
 // Records this thread's module calls while it lives, innermost first (a call is recorded as it returns):
-// the module boxes of the backward page (autograd/html_page.h), or a list of what a model ran.
+// the module boxes of the backward page (viz/page.h), or a list of what a model ran.
 //
 //   nn::RecordModuleCalls calls(model);
 //   Variable loss = ...model(x)...;

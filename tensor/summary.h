@@ -1,4 +1,4 @@
-// A tensor in a few numbers, for a person to look at (the backward page, autograd/html_page.h): a small
+// A tensor in a few numbers, for a person to look at (the backward page, viz/page.h): a small
 // tensor's every entry, a large one's mean, min, max and first entries.
 //
 //   TensorSummary s = summarize(t);  // t (1000, 512): s.values empty, s.mean, s.min, s.max, s.first

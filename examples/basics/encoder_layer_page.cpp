@@ -1,6 +1,6 @@
 // A Transformer layer's backward pass on a web page: one nn::TransformerEncoderLayer on two sequences of
 // five tokens, each module call a box ("self_attn (MultiheadAttention)") that opens when clicked, and the
-// step control replaying the engine's pass through them (autograd/html_page.h).
+// step control replaying the engine's pass through them (viz/page.h).
 //
 //   minigrad-basics-encoder-layer-page [PAGE]    writes PAGE (default encoder_layer.html)
 #include <iostream>

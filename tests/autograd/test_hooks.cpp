@@ -223,4 +223,40 @@ BOOST_AUTO_TEST_CASE(the_observer_sees_the_pass_in_the_engines_order_with_its_va
   BOOST_TEST(recorder.events.size() == expected.size());
 }
 
+// Records what the ops report as they run: "saved [..]", "recorded mul inputs 2", "not recorded".
+struct ForwardLog : ForwardObserver {
+  std::vector<std::string> events;
+  void on_saved(const Tensor& t) override { events.push_back("saved " + Recorder::values(Variable(t))); }
+  void on_recorded(const std::shared_ptr<Node>& node, const Tensor& output,
+                   std::span<const Variable> inputs) override {
+    events.push_back(std::string("recorded ") + node->op + " " + Recorder::values(Variable(output)) +
+                     " from " + std::to_string(inputs.size()));
+  }
+  void on_not_recorded() override { events.push_back("not recorded"); }
+};
+
+BOOST_AUTO_TEST_CASE(the_forward_observer_hears_what_each_op_saved_and_whether_it_was_recorded) {
+  const Variable w = leaf({1, -2}, {2});
+  const Variable c(Tensor::from_values({3, 4}, {2}, DType::Float64));
+  ForwardLog log;
+  {
+    ObserveForward watch(log);
+    const Variable y = w * c;  // records mul: c is saved (w's gradient needs it), w is not (c needs none)
+    const Variable z = c * c;  // no input requires grad: nothing saved, not recorded
+    {
+      NoGradGuard no_grad;
+      const Variable u = w * c;  // grad mode off: c saved, then dropped as the op goes unrecorded
+    }
+  }
+  const Variable after = w * c;  // the guard is gone: nothing heard
+  const std::vector<std::string> expected{
+      "saved [3.000000,4.000000]",
+      "recorded mul [3.000000,-8.000000] from 2",
+      "not recorded",
+      "saved [3.000000,4.000000]",
+      "not recorded",
+  };
+  BOOST_TEST(log.events == expected, boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The backward page (autograd/html_page.h) in a real browser: headless Chromium through WebDriver.
+"""The backward page (viz/page.h) in a real browser: headless Chromium through WebDriver.
 
 Runs the tour with --html, steps through the whole backward pass on the page, and checks that every op
 ran once, in the engine's order (mean, relu, matmul); that the gradient the page shows for the leaf w and

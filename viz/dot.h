@@ -8,14 +8,19 @@
 // consumed them, the direction of the forward pass; backward runs them in reverse.
 #pragma once
 
+#include <optional>
 #include <string>
 
-#include "minigrad/autograd/graph.h"
+#include "minigrad/autograd/variable.h"
 
 namespace minigrad {
 
 std::string to_dot(const Variable& root);
 // Writes to_dot(root) to `path` (through a temporary file, renamed into place).
 void write_dot(const Variable& root, const std::string& path);
+
+// Runs Graphviz's `dot -T<format>` on the DOT text `graph` and returns what it printed, or nothing if
+// `dot` is not installed (Debian: graphviz) or fails. The program is started directly, with no shell.
+std::optional<std::string> run_dot(const std::string& graph, const std::string& format);
 
 }  // namespace minigrad

@@ -1,4 +1,4 @@
-// The backward page (autograd/html_page.h) and the forward recording behind it (graph_recorder.h): what
+// The backward page (viz/page.h) and the forward recording behind it (viz/recorder.h): what
 // is recorded, and that the steps the page replays are the engine's own values in its own order, with
 // the gradients that meet at a value used twice. The page in a browser: tests/html/test_page.py.
 #include <nlohmann/json.hpp>
@@ -42,21 +42,25 @@ struct UsedTwice {
 BOOST_AUTO_TEST_SUITE(html_page)
 
 BOOST_AUTO_TEST_CASE(nothing_is_recorded_without_a_record_graph) {
-  BOOST_TEST(detail::graph_recording == nullptr);
+  BOOST_TEST(detail::forward_observer == nullptr);
   UsedTwice graph;
   graph.forward();  // the same values as with a recording: nothing changes
   expect_equal(graph.loss.data(), {19.75});
   {
     RecordGraph outer;
-    BOOST_TEST(detail::graph_recording == &outer);
+    BOOST_TEST(detail::forward_observer != nullptr);
+    Variable seen_by_inner, seen_by_outer;
     {
-      RecordGraph inner;
-      BOOST_TEST(detail::graph_recording == &inner);
+      RecordGraph inner;  // the innermost recording hears the ops
+      seen_by_inner = graph.h * 2.0;
+      BOOST_TEST(inner.find(*seen_by_inner.grad_fn()) != nullptr);
     }
-    BOOST_TEST(detail::graph_recording == &outer);
+    seen_by_outer = graph.h * 3.0;  // the outer one hears again
+    BOOST_TEST(outer.find(*seen_by_inner.grad_fn()) == nullptr);
+    BOOST_TEST(outer.find(*seen_by_outer.grad_fn()) != nullptr);
     BOOST_TEST(outer.find(*graph.h.grad_fn()) == nullptr);  // made before it began
   }
-  BOOST_TEST(detail::graph_recording == nullptr);
+  BOOST_TEST(detail::forward_observer == nullptr);
 }
 
 BOOST_AUTO_TEST_CASE(a_recording_keeps_each_ops_output_saved_tensors_and_constant_inputs) {

@@ -1,23 +1,23 @@
 // The backward page in three parts: the graph as plain data (vertices for ops, leaves and constants;
 // edges from an input to the op that consumed it; groups), the pass as the engine reports it (a step per
-// node run), and a layout. They go into html_page.html's script as JSON; the page draws them.
-#include "minigrad/autograd/html_page.h"
+// node run), and a layout. They go into page.html's script as JSON; the page draws them.
+#include "minigrad/viz/page.h"
 
 #include <cxxabi.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <typeinfo>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "minigrad/autograd/observer.h"
 #include "minigrad/tensor/file_io.h"
+#include "minigrad/viz/dot.h"
+#include "minigrad/viz/graph_view.h"
 
 // A summary as JSON, as nlohmann's documentation says to convert a type of another library: a
 // TensorSummary converts to a json wherever one is wanted. NaN and the infinities become strings (JSON has
@@ -45,7 +45,7 @@ struct nlohmann::adl_serializer<minigrad::TensorSummary> {
 namespace minigrad {
 
 namespace detail {
-extern const std::string_view html_page_template;  // html_page.html, compiled in (autograd/CMakeLists.txt)
+extern const std::string_view html_page_template;  // page.html, compiled in (viz/CMakeLists.txt)
 }  // namespace detail
 
 namespace {
@@ -75,139 +75,122 @@ std::string backward_function_name(const Node& node) {
   return name;
 }
 
-// ---- the graph as plain data ----
+// ---- the graph as the page's data ----
 
+// The graph's one walk (viz/graph_view.h), with what the page adds: each vertex as JSON (its values from
+// the recording), each edge's index by (consumer node, input), and each vertex's neighbours.
 struct Graph {
+  GraphView view;
   json vertices = json::array();
   json edges = json::array();
-  std::unordered_map<const Node*, int> vertex_of_node;
-  std::unordered_map<const VariableImpl*, int> vertex_of_leaf;
-  std::vector<std::shared_ptr<VariableImpl>> leaves;      // by leaf index, to read their .grad after the pass
-  std::map<std::pair<const Node*, size_t>, int> edge_of;  // (consumer, input) -> edge
-  std::vector<const Node*> nodes;                         // by vertex, null for leaves and constants
-  std::vector<std::vector<int>> consumers;                // by vertex: the op vertices that use it
+  std::map<std::pair<const Node*, size_t>, int> edge_of = {};  // (consumer, input) -> edge
+  std::vector<std::vector<int>> consumers = {};                // by vertex: the op vertices that use it
+  std::vector<std::vector<int>> inputs = {};                   // by op vertex: the vertices it consumed
 };
 
-int add_vertex(Graph& graph, json vertex, const Node* node) {
-  const int id = static_cast<int>(graph.vertices.size());
-  vertex["id"] = id;
-  graph.vertices.push_back(std::move(vertex));
-  graph.nodes.push_back(node);
-  graph.consumers.emplace_back();
-  return id;
-}
-
-json leaf_vertex(const VariableImpl& leaf) {
-  const bool named = leaf.extras && !leaf.extras->name.empty();
-  json vertex = {{"kind", "leaf"},
-                 {"name", named ? leaf.extras->name : "leaf"},
-                 {"shape", describe(leaf.data.shape(), leaf.data.dtype())},
-                 {"value", summarize(leaf.data)}};
-  if (leaf.extras && leaf.extras->grad) vertex["grad_before"] = summarize(leaf.extras->grad->data);
-  return vertex;
-}
-
-// Walks the graph from the loss's node, iteratively: every op, leaf and constant input, and the edges.
-Graph read_graph(const Variable& loss, const RecordGraph* recording) {
-  Graph graph;
-  if (loss.is_leaf()) {
-    if (loss.requires_grad()) {
-      graph.vertex_of_leaf[loss.impl().get()] = add_vertex(graph, leaf_vertex(*loss.impl()), nullptr);
-      graph.leaves.push_back(loss.impl());
-    }
-    return graph;
-  }
-  auto op_vertex = [&](const Node& node) {
-    auto [it, added] = graph.vertex_of_node.try_emplace(&node, 0);
-    if (added) {
-      json vertex = {{"kind", "op"},
-                     {"name", node.op},
-                     {"shape", describe(node.output_shape, node.output_dtype)},
-                     {"backward", backward_function_name(node)}};
-      if (const RecordGraph::Op* op = recording ? recording->find(node) : nullptr) {
-        vertex["value"] = op->output;
+json vertex_json(const GraphView::Vertex& vertex, const RecordGraph* recording) {
+  json out = {{"name", vertex.name}, {"shape", describe(vertex.shape, vertex.dtype)}};
+  switch (vertex.kind) {
+    case GraphView::Kind::Op:
+      out["kind"] = "op";
+      out["backward"] = backward_function_name(*vertex.node);
+      if (const RecordGraph::Op* op = recording ? recording->find(*vertex.node) : nullptr) {
+        out["value"] = op->output;
         json saved = json::array();
         for (const TensorSummary& s : op->saved) saved.push_back(s);
-        vertex["saved"] = saved;
+        out["saved"] = saved;
       }
-      it->second = add_vertex(graph, std::move(vertex), &node);
-    }
-    return std::pair{it->second, added};
-  };
-  std::vector<const Node*> stack{loss.grad_fn().get()};
-  op_vertex(*stack.back());
-  while (!stack.empty()) {
-    const Node& node = *stack.back();
-    stack.pop_back();
-    const int consumer = graph.vertex_of_node.at(&node);
-    const RecordGraph::Op* op = recording ? recording->find(node) : nullptr;
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const Edge& edge = node.inputs[i];
-      int from;
-      if (edge.node) {
-        const auto [id, added] = op_vertex(*edge.node);
-        if (added) stack.push_back(edge.node.get());
-        from = id;
-      } else if (edge.leaf) {
-        auto [it, added] = graph.vertex_of_leaf.try_emplace(edge.leaf.get(), 0);
-        if (added) {
-          it->second = add_vertex(graph, leaf_vertex(*edge.leaf), nullptr);
-          graph.leaves.push_back(edge.leaf);
-        }
-        from = it->second;
-      } else {
-        json vertex = {
-            {"kind", "constant"}, {"name", "constant"}, {"shape", describe(edge.shape, edge.dtype)}};
-        if (op && i < op->constants.size() && op->constants[i]) vertex["value"] = *op->constants[i];
-        from = add_vertex(graph, std::move(vertex), nullptr);
+      break;
+    case GraphView::Kind::Leaf:
+      out["kind"] = "leaf";
+      out["value"] = summarize(vertex.leaf->data);
+      if (vertex.leaf->extras && vertex.leaf->extras->grad) {
+        out["grad_before"] = summarize(vertex.leaf->extras->grad->data);
       }
-      graph.edge_of[{&node, i}] = static_cast<int>(graph.edges.size());
-      graph.edges.push_back({{"from", from}, {"to", consumer}, {"input", i}});
-      graph.consumers[static_cast<size_t>(from)].push_back(consumer);
+      break;
+    case GraphView::Kind::Constant:
+      out["kind"] = "constant";
+      break;
+  }
+  return out;
+}
+
+Graph read_graph(const Variable& loss, const RecordGraph* recording) {
+  if (loss.is_leaf() && !loss.requires_grad()) return {};  // nothing for backward to walk
+  Graph graph{.view = view_graph(loss)};
+  const GraphView& view = graph.view;
+  for (size_t v = 0; v < view.vertices.size(); ++v) {
+    json vertex = vertex_json(view.vertices[v], recording);
+    vertex["id"] = v;
+    graph.vertices.push_back(std::move(vertex));
+  }
+  graph.consumers.resize(view.vertices.size());
+  graph.inputs.resize(view.vertices.size());
+  for (const GraphView::Edge& edge : view.edges) {
+    const Node& consumer = *view.vertices[static_cast<size_t>(edge.to)].node;
+    // A constant's value is what the consumer's op recorded for that input.
+    const RecordGraph::Op* op = recording ? recording->find(consumer) : nullptr;
+    json& from = graph.vertices[static_cast<size_t>(edge.from)];
+    if (op && from["kind"] == "constant" && edge.input < op->constants.size() && op->constants[edge.input]) {
+      from["value"] = *op->constants[edge.input];
     }
+    graph.edge_of[{&consumer, edge.input}] = static_cast<int>(graph.edges.size());
+    graph.edges.push_back({{"from", edge.from}, {"to", edge.to}, {"input", edge.input}});
+    graph.consumers[static_cast<size_t>(edge.from)].push_back(edge.to);
+    graph.inputs[static_cast<size_t>(edge.to)].push_back(edge.from);
   }
   return graph;
 }
 
 // ---- groups ----
 
-// Each group's vertices, and each vertex's innermost group. A group's ops are those reachable from its
-// output's node without passing through its inputs' nodes; a leaf or constant joins the innermost group
-// holding every op that uses it.
-json read_groups(const std::vector<GraphGroup>& groups, Graph& graph) {
-  const size_t n = graph.vertices.size();
-  std::vector<std::vector<bool>> member(groups.size(), std::vector<bool>(n, false));
-  std::vector<size_t> size(groups.size(), 0);
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const GraphGroup& group = groups[g];
-    std::unordered_set<const Node*> stop;
-    for (const Variable& input : group.inputs) {
-      if (input.defined() && input.grad_fn()) stop.insert(input.grad_fn().get());
-    }
-    std::vector<const Node*> stack;
-    if (group.output.defined() && group.output.grad_fn() && !stop.contains(group.output.grad_fn().get())) {
-      stack.push_back(group.output.grad_fn().get());
-    }
-    while (!stack.empty()) {
-      const Node* node = stack.back();
-      stack.pop_back();
-      const auto it = graph.vertex_of_node.find(node);
-      if (it == graph.vertex_of_node.end() || member[g][static_cast<size_t>(it->second)]) continue;
-      member[g][static_cast<size_t>(it->second)] = true;
-      for (const Edge& edge : node->inputs) {
-        if (edge.node && !stop.contains(edge.node.get())) stack.push_back(edge.node.get());
-      }
-    }
-    for (size_t v = 0; v < n; ++v) {
-      const std::vector<int>& users = graph.consumers[v];
-      if (graph.nodes[v] || users.empty()) continue;
-      bool all = true;
-      for (int user : users) all = all && member[g][static_cast<size_t>(user)];
-      member[g][v] = all;
-    }
-    for (size_t v = 0; v < n; ++v) size[g] += member[g][v];
+// The vertices of `group`: the ops reachable from its output's op without passing through its inputs'
+// ops, then each leaf or constant whose every consumer is among them.
+std::vector<bool> group_members(const GraphGroup& group, const Graph& graph) {
+  const GraphView& view = graph.view;
+  auto vertex_of = [&](const Variable& v) {
+    if (!v.defined() || !v.grad_fn()) return -1;
+    const auto it = view.vertex_of_node.find(v.grad_fn().get());
+    return it == view.vertex_of_node.end() ? -1 : it->second;
+  };
+  std::vector<bool> member(view.vertices.size(), false);
+  std::vector<bool> stop(view.vertices.size(), false);
+  for (const Variable& input : group.inputs) {
+    if (const int v = vertex_of(input); v >= 0) stop[static_cast<size_t>(v)] = true;
   }
-  // Smaller groups are inner ones; equal ones nest in the order given.
+  std::vector<int> stack;
+  if (const int v = vertex_of(group.output); v >= 0 && !stop[static_cast<size_t>(v)]) stack.push_back(v);
+  while (!stack.empty()) {
+    const auto v = static_cast<size_t>(stack.back());
+    stack.pop_back();
+    if (member[v]) continue;
+    member[v] = true;
+    for (int input : graph.inputs[v]) {
+      if (view.vertices[static_cast<size_t>(input)].kind == GraphView::Kind::Op &&
+          !stop[static_cast<size_t>(input)])
+        stack.push_back(input);
+    }
+  }
+  for (size_t v = 0; v < view.vertices.size(); ++v) {
+    const std::vector<int>& users = graph.consumers[v];
+    if (view.vertices[v].kind == GraphView::Kind::Op || users.empty()) continue;
+    bool all = true;
+    for (int user : users) all = all && member[static_cast<size_t>(user)];
+    member[v] = all;
+  }
+  return member;
+}
+
+// Each group's parent and size, and each vertex's innermost group ("group" in its JSON). Groups nest when
+// one's vertices contain another's; smaller groups are inner ones, and equal ones nest in the order given.
+json read_groups(const std::vector<GraphGroup>& groups, Graph& graph) {
+  const size_t n = graph.view.vertices.size();
+  std::vector<std::vector<bool>> member;
+  std::vector<size_t> size;
+  for (const GraphGroup& group : groups) {
+    member.push_back(group_members(group, graph));
+    size.push_back(static_cast<size_t>(std::count(member.back().begin(), member.back().end(), true)));
+  }
   auto inner = [&](size_t a, size_t b) { return size[a] < size[b] || (size[a] == size[b] && a > b); };
   auto contains = [&](size_t outer, size_t g) {
     for (size_t v = 0; v < n; ++v) {
@@ -245,7 +228,7 @@ class PassRecorder : public BackwardObserver {
   json steps = json::array();
 
   void on_node(const Node& node, const Variable& grad_output) override {
-    steps.push_back({{"vertex", graph_.vertex_of_node.at(&node)},
+    steps.push_back({{"vertex", graph_.view.vertex_of_node.at(&node)},
                      {"grad", to_json(grad_output)},
                      {"sends", json::array()},
                      {"leaves", json::array()}});
@@ -255,7 +238,8 @@ class PassRecorder : public BackwardObserver {
   }
   void on_leaf(const VariableImpl& leaf, const Variable& grad) override {
     if (steps.empty()) return;  // a backward from a leaf itself runs no node
-    steps.back()["leaves"].push_back({{"vertex", graph_.vertex_of_leaf.at(&leaf)}, {"grad", to_json(grad)}});
+    steps.back()["leaves"].push_back(
+        {{"vertex", graph_.view.vertex_of_leaf.at(&leaf)}, {"grad", to_json(grad)}});
   }
 
  private:
@@ -309,29 +293,13 @@ json graphviz_layout(const Graph& graph, const json& groups) {
   }
   dot << "}\n";
 
-  const char* tmp = std::getenv("TMPDIR");
-  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/minigrad-page-XXXXXX";
-  if (path.find('\'') != std::string::npos) return nullptr;  // it goes between single quotes to the shell
-  const int fd = mkstemp(path.data());
-  if (fd < 0) return nullptr;
-  const std::string text = dot.str();
-  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  close(fd);
-  std::string plain;
-  if (written) {
-    if (FILE* out = popen(("dot -Tplain '" + path + "' 2>/dev/null").c_str(), "r")) {
-      char buffer[4096];
-      for (size_t got; (got = fread(buffer, 1, sizeof buffer, out)) > 0;) plain.append(buffer, got);
-      if (pclose(out) != 0) plain.clear();
-    }
-  }
-  std::remove(path.c_str());
-  if (plain.empty()) return nullptr;
+  const std::optional<std::string> plain = run_dot(dot.str(), "plain");
+  if (!plain) return nullptr;
 
   // -Tplain: "graph scale width height", "node name x y width height ...", "edge tail head n x1 y1 ...",
   // in inches with y up.
   json layout = {{"engine", "dot"}, {"boxes", json::object()}, {"edges", json::object()}};
-  std::istringstream lines(plain);
+  std::istringstream lines(*plain);
   double height = 0;
   for (std::string line; std::getline(lines, line);) {
     std::istringstream words(line);
@@ -376,10 +344,10 @@ std::string backward_page(const Variable& loss, const HtmlPageOptions& options) 
     loss.backward();
   }
   json leaf_grads = json::object();
-  for (const std::shared_ptr<VariableImpl>& leaf : graph.leaves) {
-    if (leaf->extras && leaf->extras->grad) {
-      leaf_grads[std::to_string(graph.vertex_of_leaf.at(leaf.get()))] = summarize(leaf->extras->grad->data);
-    }
+  for (size_t v = 0; v < graph.view.vertices.size(); ++v) {
+    const std::shared_ptr<VariableImpl>& leaf = graph.view.vertices[v].leaf;
+    if (leaf && leaf->extras && leaf->extras->grad)
+      leaf_grads[std::to_string(v)] = summarize(leaf->extras->grad->data);
   }
   for (json& vertex : graph.vertices) vertex["width"] = box_width(vertex["name"], vertex["shape"]);
   json groups_out = groups;

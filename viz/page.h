@@ -5,19 +5,19 @@
 // the node that runs, the gradient it sends along each edge, two gradients meeting at a node or a leaf
 // (g1 + g2 = total), and the leaves' .grad filling in.
 //
-//   RecordGraph recording;  // optional: keeps what the forward computed (autograd/graph_recorder.h)
+//   RecordGraph recording;  // optional: keeps what the forward computed (viz/recorder.h)
 //   Variable loss = mean(relu(matmul(x, w)));
 //   write_html(loss, "backward.html", {.recording = &recording});  // runs loss.backward()
 //
-// The layout is Graphviz's (`dot`, run if it is on PATH) or the page's own layered one; the page says
-// which. A large graph (a Transformer's) stays readable in groups, one box per module call until
+// The layout is Graphviz's (`dot`, run if it is on PATH: viz/dot.h) or the page's own layered one; the
+// page says which. A large graph (a Transformer's) stays readable in groups, one box per module call until
 // clicked: nn's module calls can make them, or any caller can (GraphGroup).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "minigrad/autograd/graph_recorder.h"
+#include "minigrad/viz/recorder.h"
 
 namespace minigrad {
 
