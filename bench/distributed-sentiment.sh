@@ -13,8 +13,8 @@
 # rounds, and the lines after it each round's ratios (2 × 1 to its ceiling, and both to 1 × 1).
 #
 # --steps is the wide model's step count; the default model, whose step is about five times shorter,
-# takes five times as many, so that its runs last as long: with 50 steps each, its runs lasted 5-11 s and
-# its 2 × 1 ÷ 1 × 1 went from 1.64 to 1.84 between the rounds of one benchmark.
+# takes five times as many, so that its runs last as long: with 50 steps, as many as the wide model's, its
+# runs were short and its 2 × 1 ÷ 1 × 1 spread more between rounds (docs/distributed.md, "History").
 #
 #   bench/distributed-sentiment.sh [--steps 30] [--rounds 2] [--data data/aclImdb] [-- TRAIN OPTIONS]
 #

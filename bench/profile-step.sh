@@ -16,8 +16,8 @@
 #
 # perf records the timed steps alone: it starts with its events off, and minigrad-train-step turns them on
 # after the set-up and the warm-up steps and off after the timed ones (--perf-control, through two FIFOs).
-# Warm-up steps touch fresh memory, whose page faults took up to a third of a whole run's samples on a
-# Zen 5, against a few faults a step after it.
+# Warm-up steps touch fresh memory, whose page faults would swamp the samples of the timed steps, which
+# take a few faults each (docs/history/performance.md, "The step profile over whole runs").
 #
 #   bench/profile-step.sh [--configs "A B C S"] [--threads "1 2"] [--steps N | --steps "A=15 C=3"]
 #

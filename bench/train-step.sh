@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 configs="A B C S" thread_counts="1 2" warmup=2 install_torch=0 mallopt=1
-# Timed steps per configuration: about 2-5 s of minigrad per run on the 2-core machine this was written on.
+# Timed steps per configuration, so that each run of minigrad lasts a few seconds on 2 cores.
 declare -A steps=([A]=15 [B]=100 [C]=3 [S]=5)
 usage() { sed -n '/^#   bench/,/^#  *\[--warmup/p' "$0" | sed 's/^# //'; }
 while [ $# -gt 0 ]; do

@@ -161,18 +161,19 @@ std::string loaded_blas() {
 }
 
 // The kernels OpenBLAS runs (its core name: Haswell, SkylakeX, Cooperlake, ...): its own choice for the
-// CPU unless OPENBLAS_CORETYPE names one. On a Zen 5, a step took 1.4 to 1.8 times as long with Haswell's
-// AVX2 kernels as with the AVX-512 ones OpenBLAS picks (docs/performance.md, "OpenBLAS's kernels").
+// CPU unless OPENBLAS_CORETYPE names one. They matter more than the CPU's generation, so every result line
+// names them (docs/performance.md, "OpenBLAS's kernels").
 std::string blas_kernels() {
   return openblas_get_corename();
 }
 
 // Turns the samples of a `perf record -D -1 --control ...` (bench/profile-step.sh) on for the timed steps
 // and off after them, so that a profile leaves out the set-up and the warm-up steps: their first touches
-// of fresh memory took up to a third of the samples on a Zen 5. `fifos` is "CONTROL,ACK", the two FIFOs
-// perf listens and answers on; empty, nothing is done. perf answers each command with "ack"; without an
-// answer within 5 s the run goes on, with a warning. Opened without blocking: a control FIFO that nobody
-// reads is refused (ENXIO) instead of hanging the run.
+// of fresh memory fault pages in, which would swamp the timed steps' samples (docs/history/performance.md,
+// "The step profile over whole runs"). `fifos` is "CONTROL,ACK", the two FIFOs perf listens and answers
+// on; empty, nothing is done. perf answers each command with "ack"; without an answer within 5 s the run
+// goes on, with a warning. Opened without blocking: a control FIFO that nobody reads is refused (ENXIO)
+// instead of hanging the run.
 class PerfControl {
  public:
   explicit PerfControl(const std::string& fifos) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Chooses the sentiment model's options that were once chosen on the test set (docs/sentiment.md,
+# Chooses the sentiment model's options that were once chosen on the test set (docs/history/sentiment.md,
 # "Choosing on validation") again, on the validation split alone. For each candidate it runs the first
 # stage of scripts/train-sentiment.sh (--validation-only: three members, seeds 0, 1 and 2, each trained
 # on the training reviews less the 2,500 held out, then the ensemble on those 2,500) and reads off each

@@ -15,11 +15,12 @@
 // each block holds whole rows of keys, so the softmax needs no running (online) maximum. The masks are
 // applied from their descriptions (lengths, a key padding row, causality), never built as a tensor, and
 // the dropout mask is regenerated from its seed (DropoutMask), never stored: the backward makes a block's
-// factors once and uses them twice, for Pd and dP (on the S configuration of bench/train-step.sh, whose
-// weights are 512 × 512 per head, attention's share of a step fell from about 21% to 17–18% with it).
-// The weights themselves are kept for the backward: making them again there instead (the product Q·Kᵀ,
-// the mask and the softmax run a second time), as FlashAttention does, made S's step 7–12% slower; the
-// product and the exponentials cost more than reading 128 MB back (docs/performance.md, History).
+// factors once and uses them twice, for Pd and dP (regenerating the mask had been the largest part of
+// attention's own time). The weights themselves are kept for the backward: making them again there
+// instead (the product Q·Kᵀ, the mask and the softmax run a second time), as FlashAttention does, costs
+// more than reading them back when the heads are narrow (32 wide on bench/train-step.sh's S, 128 MB of
+// weights a step): the product is shallow, and the exponentials are computed twice (measured:
+// docs/history/performance.md, "Attention that makes its weights again").
 // Groups run in parallel, one thread each, with single-threaded BLAS calls inside.
 #pragma once
 

@@ -5,9 +5,9 @@
 // Each block is summed whole on one thread, reading its rows in order, into float64 sums of its own; then
 // the blocks' sums are added in block order (add_block_sums). The blocks depend on the row's length alone,
 // never on the thread count, so a sum comes out the same on any number of threads. Split by columns
-// instead, each thread walking every row for its share of the columns, two threads took 2.2-6.4 times as
-// long on the shapes of a Transformer step's bias gradients (docs/performance.md, "Where a step's time
-// goes").
+// instead, each thread walks every row for its share of the columns, and on the tall, narrow gradients
+// of a Transformer step's biases two threads then took more CPU time than one (measured:
+// docs/history/performance.md, "A step's kernels").
 #pragma once
 
 #include <algorithm>
@@ -25,9 +25,9 @@ inline int64_t rows_per_sum_block(int64_t cols) {
 }
 
 // Float64 sums whose blocks each start on a 64-byte boundary, so that no vector load or store of them
-// straddles two cache lines: 8 bytes off, a (8192, 256) column sum took 1.6 times as long on one thread
-// (230 µs against 146, an ad hoc driver). Zeroed. Block b holds `cols` sums at block(b); no blocks, no
-// allocation (a small sum, summed straight into its output, needs none).
+// straddles two cache lines: the first version, 8 bytes off, was slower on wide rows than the kernel it
+// replaced (docs/history/performance.md, "A step's kernels"). Zeroed. Block b holds `cols` sums at
+// block(b); no blocks, no allocation (a small sum, summed straight into its output, needs none).
 class BlockSums {
  public:
   BlockSums(int64_t blocks, int64_t cols)

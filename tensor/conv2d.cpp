@@ -305,9 +305,10 @@ Tensor conv2d_weight_grad(const Tensor& gy, const Tensor& x, const Conv2dGeometr
     const int64_t size = gw.numel();
     const ChunkPlan plan(s);
     const std::vector<WindowRow> windows = window_rows(s, g);
-    // Per thread: the sum of its chunks' products, transposed (per group, rows × C_out/G: cols_g · g_gᵀ
-    // runs about 15% faster in BLAS than g_g · cols_gᵀ at these shapes), the chunk's output gradient
-    // (C_out, B·L) and its columns (G·rows, B·L). The sums are added at the end, in thread order.
+    // Per thread: the sum of its chunks' products, transposed (per group, rows × C_out/G: BLAS runs
+    // cols_g · g_gᵀ faster than g_g · cols_gᵀ at these shapes; docs/performance.md, "Image layers"), the
+    // chunk's output gradient (C_out, B·L) and its columns (G·rows, B·L). The sums are added at the end, in
+    // thread order.
     const ChunkScratch<T> scratch(plan, size, (s.c_out + s.all_rows()) * pixels);
     for (int t = 0; t < plan.threads; ++t) std::fill_n(scratch.of(t), size, T(0));
     std::vector<int64_t> zeros_for(static_cast<size_t>(plan.threads), 0);

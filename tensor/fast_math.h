@@ -3,7 +3,7 @@
 // spends most of its time in exp, so float32 gets its own.
 //
 // They are always_inline: in a large file GCC's inlining budget runs out and it may call them out of
-// line instead, which leaves the loop around them scalar and 15 times slower (measured on exp).
+// line instead, which leaves the loop around them scalar, one element at a time instead of a vector's worth.
 #pragma once
 
 #include <bit>
@@ -66,10 +66,10 @@ struct ExpParts {
 }
 
 // exp(x) for x <= 0, the argument softmax and cross-entropy have after subtracting the row maximum:
-// without the overflow side, a third fewer instructions than fast_exp around the polynomial, which
-// measured 25-30% faster in softmax's inner loop. Results below the smallest normal float (x < -87) are
-// 0 here: a probability under 1.2e-38 next to a largest one of 1. Building the subnormals as fast_exp
-// does cost softmax 5-13% of its speed (docs/conventions.md).
+// without the overflow side, a third fewer instructions than fast_exp around the polynomial, for
+// softmax's inner loop. Results below the smallest normal float (x < -87) are 0 here: a probability
+// under 1.2e-38 next to a largest one of 1, which no loss can tell from 0, and building the subnormals
+// as fast_exp does slows softmax down (measured: docs/conventions.md, "Float32 exp").
 [[gnu::always_inline]] inline float fast_exp_nonpositive(float x) {
   const auto [p, n] = exp_parts(x < -87.0f ? -87.0f : x);
   const float y = p * power_of_two(n);

@@ -97,7 +97,7 @@ void for_each_run(const LoopPlan<N>& plan, Run&& run) {
 // The innermost loops: one run of n elements, each operand with its own stride. They are
 // [[gnu::flatten]], which inlines everything they call (the op's lambda, and what that calls) into the
 // loop: in a big file GCC's inlining budget runs out, a call stays in the loop, and the loop stays scalar
-// (15 times slower for exp). `omp simd` asks for vectorization; the operands never overlap (an output is
+// (one element at a time). `omp simd` asks for vectorization; the operands never overlap (an output is
 // either fresh or, in place, identical to an input). The branches give the vectorizer plain loops for
 // the cases that matter: all contiguous, and one operand broadcast along the run.
 template <typename O, typename A, typename F>

@@ -57,9 +57,8 @@ void sum_kernel(const T* x, T* out, const Reduction& r) {
         const T* rows = x + o * r.size * r.inner;  // (size, inner)
         int64_t k = (ob % blocks) * block;
         // Short rows four at a time, so that the loop over a row is not mostly its own overhead; wide ones a
-        // row at a time, where four at once was slower. One thread, in cache, in an ad hoc driver whose sums
-        // were not aligned: (32768, 64) took 0.15-0.19 ms four rows at a time against 0.22-0.23 one at a
-        // time; (4096, 512) 0.22-0.23 ms four at a time against 0.15-0.20 one at a time.
+        // row at a time, where four at once was slower (measured: docs/history/performance.md, "Figures
+        // from code comments").
         if (r.inner < 256) {
           for (; k + 4 <= k1; k += 4) {
             const T* x0 = rows + k * r.inner;

@@ -17,10 +17,11 @@ constexpr size_t kAlignment = 64;
 
 // Large buffers are recycled rather than handed back to the system. glibc returns a block of more than
 // 32 MB to the kernel when it is freed, and the next allocation of that size faults in and zeroes every
-// page again: training the sentiment model spent 45% of its time in the kernel doing that, for the same
-// few sizes, step after step. Freed buffers of 1 MB or more wait here, up to 2 GiB in all. A request
-// takes the smallest waiting buffer that holds it, if that buffer is at most twice as big; otherwise it
-// gets a new one, rounded up to a size class (eight per power of two) so that similar sizes share them.
+// page again: training the sentiment model spent much of its time in the kernel doing that, for the same
+// few sizes, step after step (docs/performance.md, "Threads and memory"). Freed buffers of 1 MB or more
+// wait here, up to 2 GiB in all. A request takes the smallest waiting buffer that holds it, if that buffer
+// is at most twice as big; otherwise it gets a new one, rounded up to a size class (eight per power of
+// two) so that similar sizes share them.
 class BufferCache {
  public:
   static constexpr size_t kSmallest = 1 << 20;
@@ -67,9 +68,10 @@ class BufferCache {
 // memory back to the kernel eagerly: a block of 128 KB or more is its own mmap (unmapped when freed), and
 // free space of 128 KB or more at the top of the heap is trimmed. A training step frees and allocates the
 // same sizes again and again, so each step faulted in and zeroed the same pages anew: on a chain of 1,000
-// tiny ops, the backward pass's 176 KB vector of gradients alone made it twice as slow. Here blocks below
-// 32 MB (glibc's largest threshold) come from the heap and up to 256 MB of free heap is kept; larger ones
-// are recycled by the BufferCache above.
+// tiny ops, the backward pass's 176 KB vector of gradients alone faulted in fresh pages at every pass
+// (docs/history/performance.md, "Kernel benchmarks, earlier runs"). Here blocks below 32 MB (glibc's
+// largest threshold) come from the heap and up to 256 MB of free heap is kept; larger ones are recycled by
+// the BufferCache above.
 #ifdef __GLIBC__
 const bool malloc_configured = [] {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);

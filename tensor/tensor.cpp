@@ -71,9 +71,9 @@ Tensor Tensor::empty(const Shape& shape, DType dtype) {
 Tensor Tensor::zeros(const Shape& shape, DType dtype) {
   Tensor out = empty(shape, dtype);
   // All-zero bytes are 0 for every dtype, including IEEE 0.0. Two cores clear a large buffer faster than
-  // one (an embedding table's dense gradient, 5 MB on bench/train-step.sh's B: 23 µs against 43 on a
-  // Zen 5), so it is split between the threads at 4 KB boundaries, each 4 KB counted as 256 items of
-  // parallel_for's grain: two threads from 1 MB up (at 256 KB the split was slower, 1.9 µs against 1.7).
+  // one (an embedding table's dense gradient: 5 MB on bench/train-step.sh's B), so it is split between the
+  // threads at 4 KB boundaries, each 4 KB counted as 256 items of parallel_for's grain: two threads from
+  // 1 MB up, since at 256 KB the split was slower (docs/history/performance.md, "A step's kernels").
   constexpr int64_t kPiece = 4096;
   auto* bytes = static_cast<std::byte*>(out.storage_->data());
   const int64_t nbytes = static_cast<int64_t>(out.storage_->nbytes());

@@ -49,10 +49,9 @@ bool default_dynamic() {
 
 // How long an idle thread spins before it sleeps. Long enough to bridge most gaps between two kernels of
 // a training step, so that a busy run seldom pays a wake-up (tens of microseconds on a virtual machine);
-// short enough that an idle thread soon hands its core to another process. On 2 Zen 4 cores, a small
-// model (minigrad-train-step --config B) took 7.5 ms per step with 50 µs, 11 ms with no spin; with
-// 200 µs two small trainings side by side each ran 1.6 times slower than one alone, with 50 µs 1.3
-// (docs/performance.md, "Threads under load").
+// short enough that an idle thread soon hands its core to another process. With no spin a small model's
+// steps were slower, and with a longer one two small trainings side by side slowed each other more
+// (measured: docs/history/performance.md, "Threads under load: earlier runs").
 constexpr std::chrono::microseconds kSpinTime{50};
 
 void cpu_relax() {

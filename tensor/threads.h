@@ -4,8 +4,8 @@
 // pieces of a split matrix product) on a thread pool of its own, and calls OpenBLAS single-threaded.
 // The pool's idle workers spin for a few tens of microseconds, then sleep in the kernel until the next
 // parallel region: on a machine shared with another busy process they give the core back, where
-// OpenMP's default spin-wait would hold it for milliseconds after every region (docs/performance.md,
-// "Threads under load").
+// OpenMP's default spin-wait would hold it for milliseconds after every region (docs/history/performance.md,
+// "Threads under load: earlier runs").
 //
 // The count: the environment variable MINIGRAD_NUM_THREADS at start-up, or set_num_threads() at any
 // time. Unset, it is the number of hardware threads.

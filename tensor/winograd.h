@@ -35,10 +35,10 @@
 namespace minigrad::detail {
 
 // Input channels a group needs for Winograd's forward to beat im2col: with fewer, its 16 products are too
-// shallow (one input channel: products 1 deep, against im2col's 9). With 16 (the Fashion-MNIST example's
-// second layer: 16 -> 64 channels, 14×14), one step of the example's CNN ran 0.95-1.01 times as fast in two
-// runs; with 32 (the c32 network), 1.00-1.05 (docs/performance.md, History, "conv2d with Winograd's
-// forward alone"). The input's gradient needs as many on both sides (below).
+// shallow (one input channel: products 1 deep, against im2col's 9), and at 16 (the Fashion-MNIST example's
+// second layer: 16 -> 64 channels, 14×14) one step of the example's CNN was no faster (measured:
+// docs/history/performance.md, "conv2d with Winograd's forward alone"). The input's gradient needs as
+// many on both sides (below).
 inline constexpr int64_t kWinogradMinChannels = 32;
 
 // True for the forwards it computes: a 3×3 kernel, stride 1, dilation 1, any padding, and at least
@@ -46,8 +46,8 @@ inline constexpr int64_t kWinogradMinChannels = 32;
 bool winograd_applies(const Conv2dGeometry& g, int64_t in_channels_per_group);
 // True for the input gradients it computes: the same kernels with at least kWinogradMinChannels output
 // channels a group (the depth of the gradient's products) and as many input channels (their width: with
-// 16, in the Fashion-MNIST example's second layer, one step of its CNN ran 0.98 and 1.01 times as fast on
-// 1 and 2 threads, no gain), padded by at most 2 on every side (the gradient's convolution pads by 2 - p).
+// 16, in the Fashion-MNIST example's second layer, one step of its CNN gained nothing; docs/performance.md,
+// "Image layers"), padded by at most 2 on every side (the gradient's convolution pads by 2 - p).
 bool winograd_applies_to_input_grad(const Conv2dGeometry& g, int64_t in_channels_per_group,
                                     int64_t out_channels_per_group);
 

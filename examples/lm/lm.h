@@ -23,8 +23,8 @@ using sentiment::Vocabulary;
 
 struct Config {
   // data
-  // 4,000 rather than 8,000: the output projection and softmax dominate the cost (16,000 against 10,400
-  // training tokens/s here), and the run must fit in 5 minutes.
+  // 4,000 rather than 8,000: the output projection and softmax, which grow with the vocabulary, dominate
+  // the cost, and the run must fit in 5 minutes (measured: docs/seq2seq-and-lm.md).
   int64_t vocab_size = 4000;  // at most, with <pad>, <unk> and <eos>
   int64_t min_freq = 2;
   int64_t context = 128;  // tokens the model sees at once (its maximum length)

@@ -197,9 +197,9 @@ std::vector<std::vector<size_t>> evaluation_batches(const std::vector<Example>& 
   // Longest first: every later batch fits in the buffers the first one freed, so the allocator recycles
   // them instead of asking the kernel for fresh pages at each new, longer batch. The token budget keeps
   // those buffers small: attention's scores and weights are (B, heads, T, T), 4 GB for 256 reviews of
-  // 1,024 tokens, past the storage cache's 2 GiB, so each batch's were faulted in afresh. With 8,192
-  // tokens, the ensemble of three read the 2,500 held-out reviews in 4.7 s instead of 13.2 (budgets of
-  // 4,096 to 65,536 took 4.7 to 6.2 s), with the same accuracy and loss.
+  // 1,024 tokens, past the storage cache's 2 GiB, so each batch's were faulted in afresh. 8,192 tokens
+  // was as fast as any budget tried, with the same accuracy and loss (docs/history/sentiment.md, "Reviews
+  // of 1,024 tokens").
   std::vector<size_t> order(examples.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),

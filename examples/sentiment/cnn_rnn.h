@@ -20,7 +20,7 @@ struct CnnRnnOptions {
   std::string model = "textcnn";  // "textcnn" or "birnn"
   int64_t vocab_size = 0;
   int64_t embed_size = 100;
-  // The embedding starts N(0, std²); PyTorch's default is 1 (docs/sentiment.md has the runs that chose 0.1).
+  // The embedding starts N(0, std²); PyTorch's default is 1 (docs/history/sentiment.md: the runs for 0.1).
   double embedding_std = 0.1;
   // textcnn
   std::vector<int64_t> kernel_sizes = {3, 4, 5};

@@ -1,7 +1,8 @@
 // The sentiment model's configuration: everything that defines a trained model and how it was trained,
-// saved as config.json beside the weights. Each field is a member of Config (its default, and why) and a
-// row of kConfigFields (its JSON key, its `train` flag and help, its range), which drives to_json,
-// from_json, check and the flags (examples/common/config_fields.h).
+// saved as config.json beside the weights. Each field is a member of Config (its default, and what it
+// does) and a row of kConfigFields (its JSON key, its `train` flag and help, its range), which drives
+// to_json, from_json, check and the flags (examples/common/config_fields.h). How each default was chosen,
+// on the validation split: docs/sentiment.md, "How the options were chosen".
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,9 +19,9 @@ namespace sentiment {
 // checkpoint; the defaults are the configuration the README's numbers come from.
 struct Config {
   // data
-  // At most, including <pad> and <unk>. The 5,000 most frequent tokens, not 25,000: the rarer ones are
-  // mostly names and words of one film, which a model learns by heart and the test films do not share
-  // (validation on the held-out blocks: 89.69% against 88.23%, with label smoothing, seeds 0-2).
+  // The largest vocabulary, <pad> and <unk> included: the most frequent training tokens seen at least
+  // min_freq times each; every other token reads as <unk>. A small one leaves out the rarer tokens, mostly
+  // names and words of one film, which a model would learn by heart and the test films do not share.
   int64_t vocab_size = 5000;
   int64_t min_freq = 2;
   int64_t max_len = 1024;  // tokens per review; longer ones keep their first and last max_len/2
@@ -29,42 +30,35 @@ struct Config {
   int64_t validation = 2500;
   uint64_t validation_seed = 0;
   // model
-  int64_t num_hiddens = 64;
-  // One head of 64 dimensions: chosen on validation (scripts/select-sentiment.sh, mean of seeds 0-2,
-  // with embedding_std 1): 91.48% against 91.27% with 2 heads (the default before, once chosen on the test
-  // set with an older model) and 91.29% with 4.
+  int64_t num_hiddens = 64;  // the width of the embeddings and of the encoder layer
+  // Attention heads, which share num_hiddens: one head of 64 dimensions by default.
   int64_t num_heads = 1;
-  int64_t ffn_num_hiddens = 128;
-  int64_t num_layers = 1;
-  double dropout = 0.2;  // with the n-gram table the model overfits more: 91.28% on validation, 0.1 90.60%
-  double attention_dropout = 0;  // on the attention weights: costly at length 512, and it did not help
+  int64_t ffn_num_hiddens = 128;  // the width of the encoder layer's feed-forward block
+  int64_t num_layers = 1;         // encoder layers
+  double dropout = 0.2;           // in training: after the positions, after each sublayer, before the head
+  // Dropout on the attention weights, in training; its masks are (batch, heads, length, length).
+  double attention_dropout = 0;
   // Token dropout: in training, each token of a review becomes <unk> with this probability (the n-grams
   // through it change with it), so the model cannot lean on any one word or phrase.
   double token_dropout = 0;
   // Label smoothing of the training loss (cross_entropy's option); validation and test losses are plain.
-  // 0.1: 89.56% on validation against 88.92% without (seed 0; with 25,000 tokens, 88.30% against 87.64%,
-  // seeds 0 and 1): the loss no longer pays the model to grow ever surer of reviews it knows by heart.
+  // The loss then no longer pays the model to grow ever surer of reviews it knows by heart.
   double label_smoothing = 0.1;
-  // The token embedding starts N(0, embedding_std²): 1, PyTorch's default. Chosen on validation
-  // (scripts/select-sentiment.sh, mean of seeds 0-2): 91.27% against 90.96%, 90.99% and 90.85% for 0.02,
-  // 0.05 (the default before, once chosen on the test set with an older model) and 0.1.
+  // The token embedding starts N(0, embedding_std²); 1 is PyTorch's default.
   double embedding_std = 1.0;
   bool learnable_positions = false;  // learned position embeddings instead of sinusoids
-  // Rows of the n-gram table (row 0 is padding and "no row"); 0: no n-grams. Bigger tables add almost
-  // nothing to a step with sparse tables, but did no better: 262,144 and 524,288 rows, 91.07% and 91.28% on
-  // validation against 91.27% (seeds 0-2).
+  // Rows of the n-gram table (row 0 is padding and "no row"), whose vector is added to the embedding of
+  // the token that ends the n-gram; 0: no n-grams.
   int64_t ngram_buckets = 65536;
   int64_t ngram_max = 2;  // the longest n-gram: 2 bigrams, 3 bigrams and trigrams
   // true: the ngram_buckets - 1 n-grams found in the most training reviews get a row each and the rest
-  // none (NgramVocabulary); false: every n-gram is hashed into a row, colliding (fastText's way). 89.96%
-  // on validation against 89.40% (seeds 0-4): hashed, each row is shared by about 8 bigrams, and those
-  // without a row of their own are each in at most 9 of the 22,500 training reviews.
+  // none (NgramVocabulary); false: every n-gram is hashed into a row, colliding (fastText's way), so
+  // that a row is shared by several n-grams.
   bool ngram_vocabulary = true;
   // true: the token and n-gram tables get row-sparse gradients (nn::Embedding's sparse), stepped by
   // optim::SparseAdam, which moves only the rows a batch looked up and has no weight decay; the rest of
-  // the model keeps AdamW. false: one AdamW steps every row of both tables at every step. Validation on
-  // the held-out blocks, seeds 0-2: 90.12% against 89.53%, with a lower validation loss for every seed: a row
-  // that a batch does not look up keeps its weights, where AdamW keeps moving it by its old moments and
+  // the model keeps AdamW. false: one AdamW steps every row of both tables at every step. A row that a
+  // batch does not look up then keeps its weights, where AdamW keeps moving it by its old moments and
   // decays it.
   bool sparse_embeddings = true;
   // The NB-weighted n-gram branch (nb_features.h): 0, none; n, a linear layer over the review's n-grams
@@ -72,21 +66,19 @@ struct Config {
   // head's. nb_rows rows (with the padding row) go to the n-grams in the most training reviews, each in
   // at least nb_min_reviews of them. Its table is row-sparse and stepped by its own SparseAdam at
   // nb_lr (0: lr), on the same schedule.
-  // 3: validation on the held-out blocks, seeds 0-2, 91.11% against 90.12% without the branch (and 1 epoch,
-  // see epochs), test 91.89% against 90.51%.
   int64_t nb_max = 3;
   int64_t nb_rows = 1 << 20;
   int64_t nb_min_reviews = 2;
   double nb_lr = 0;
   // training
-  int64_t batch_size = 64;
-  // 1 with the NB branch: it fits the training reviews within an epoch (99.6% training accuracy after a
-  // second, validation 91.28% -> 90.96%, seed 0); the encoder alone wants 2 (89.69% against 89.28%).
+  int64_t batch_size = 64;  // reviews per step
+  // Passes over the training reviews. With the NB branch the model fits them within one; the encoder alone
+  // wants 2 (train it with --nb-max 0 --epochs 2).
   int64_t epochs = 1;
-  double lr = 2e-3;
-  double weight_decay = 0.01;
-  double warmup = 0.1;  // fraction of the steps
-  double clip = 1.0;
+  double lr = 2e-3;            // AdamW's peak learning rate (and SparseAdam's, for the tables)
+  double weight_decay = 0.01;  // AdamW's; the sparse tables have none
+  double warmup = 0.1;         // fraction of the steps, warming up linearly before the cosine decay
+  double clip = 1.0;           // the largest gradient norm; a larger one is scaled down to it
   // > 0: keep an exponential moving average of the weights with this decay (optim/averaging.h); the
   // validation after each epoch and the saved model use the averages. 0: the last weights.
   double ema_decay = 0;
@@ -95,7 +87,7 @@ struct Config {
   int64_t pretrain_epochs = 0;
   double pretrain_lr = 2e-3;
   double mask_prob = 0.15;
-  uint64_t seed = 0;
+  uint64_t seed = 0;  // initialisation, dropout and batch order
 
   nlohmann::json to_json() const;
   // Throws naming `source` if a field is missing, of the wrong type or out of range.

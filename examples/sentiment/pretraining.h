@@ -1,5 +1,5 @@
 // Masked-token pretraining of the classifier's encoder, before it is trained on the labels (off by
-// default: docs/sentiment.md, History).
+// default: docs/history/sentiment.md).
 #pragma once
 
 #include <cstdint>

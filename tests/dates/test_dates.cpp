@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_CASE(the_calendar) {
   BOOST_TEST(!is_valid({1949, 12, 31}));
 }
 
-BOOST_AUTO_TEST_CASE(every_style_writes_the_forms_of_the_issue) {
+BOOST_AUTO_TEST_CASE(every_style_writes_its_own_form_of_a_date) {
   const Date d{1999, 3, 3};
   const std::vector<std::string> expected = {"3rd of March 1999",
                                              "the 3rd of march, 1999",

@@ -2,8 +2,8 @@
 """Every kernel lives in tensor/: no function under autograd/ takes Tensors and no Variable.
 
 autograd/ holds, per op, its record() call and its backward, written with Variables; the Tensor math
-they call, forward and backward kernels alike, is in tensor/ (../shared/STYLE.md, "Where each kind of
-code lives"). This check reads every autograd/ source and header and fails on a namespace-scope function
+they call, forward and backward kernels alike, is in tensor/ (docs/style.md, "Where each kind of code
+lives"). This check reads every autograd/ source and header and fails on a namespace-scope function
 (declared or defined at column 0, as .clang-format lays them out) whose signature names Tensor and no
 Variable, Node or other autograd type.
 

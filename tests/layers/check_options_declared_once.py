@@ -2,7 +2,7 @@
 """Each option of a Transformer layer is declared in one options struct.
 
 A layer's options are nested, not copied: the encoder's options hold a TransformerLayerOptions, the
-decoder's likewise, and the encoder-decoder's hold those two (../shared/STYLE.md, "Options are declared
+decoder's likewise, and the encoder-decoder's hold those two (docs/style.md, "Options are declared
 once"). This check reads the Transformer's headers, nn/transformer.h and nn/decoder.h, finds every
 struct whose name ends in Options and its data members, and fails if one of the layer's options below is
 a member of two of them. Other layers' options (attention's, the PyTorch-named TransformerEncoderLayer's)

@@ -1,8 +1,9 @@
-// Checkpoints saved before issue 44 still load, and give the same results to the bit.
+// Checkpoints saved before the Transformer's options were nested (issue 44) still load, and give the same
+// results to the bit.
 //
-// nn/checkpoints_236995c/ holds three small models' weights and results, written by the code of commit
-// 236995c, the last before the Transformer's options were nested, its layers given one residual block and
-// one list of layers, and the masked poolings merged: a post-norm TransformerEncoder, a pre-norm
+// nn/checkpoints_before_nested_options/ holds three small models' weights and results, written by the code
+// of commit 236995c, the last before the Transformer's options were nested, its layers given one residual
+// block and one list of layers, and the masked poolings merged: a post-norm TransformerEncoder, a pre-norm
 // encoder-decoder Transformer with tied weights, and a decoder-only TransformerDecoder. Its README.md
 // has the program that wrote them; the functions here repeat that program's steps with today's API.
 #include <fstream>
@@ -19,7 +20,7 @@ using Tensors = std::vector<std::pair<std::string, Tensor>>;
 const std::map<std::string, std::string> kMetadata{{"written_by", "236995c"}};
 
 std::string path_of(const std::string& file) {
-  return std::string(MINIGRAD_CHECKPOINTS_236995C) + "/" + file;
+  return std::string(MINIGRAD_CHECKPOINTS_BEFORE_NESTED_OPTIONS) + "/" + file;
 }
 
 std::string bytes_of(const std::string& path) {
@@ -162,7 +163,7 @@ void check_results(nn::Module& model, const std::string& name, const std::functi
 
 }  // namespace
 
-BOOST_AUTO_TEST_SUITE(checkpoints_before_issue_44)
+BOOST_AUTO_TEST_SUITE(checkpoints_before_nested_options)
 
 // The same seed draws the same weights in the same order, saved under the same names: the whole file,
 // byte for byte.
