@@ -14,15 +14,27 @@
 3. Excerpts. A line <!-- excerpt: PATH --> followed by a fenced code block: the block's lines must stand
    in the file PATH, consecutively and to the letter (a page that quotes part of a file).
 
-5. Line counts. A table row that names a file, `PATH`, says "the whole file" and ends with a number
-   must give PATH's number of lines; a file named as `PATH` and followed on its line by "(about N
-   lines)" must have N lines within 10% (or 10 lines). Paths that are not files from the root are
-   skipped (a list may name a file relative to a folder it named before).
-
 4. Outputs. A line <!-- output: PATH [ARGS...] --> followed by a fenced code block: the program built
    from PATH, given as --program PATH=EXECUTABLE, is run with ARGS in an empty temporary folder, and
    its standard output must match the block token by token: numbers within a relative 1e-3 (or an
    absolute 1e-6), every other token exactly.
+
+5. Line counts. A table row that names a file, `PATH`, says "the whole file" and ends with a number
+   must give PATH's number of lines. "(about N lines" (then ')' or more words) counts the lines of the
+   file named last before it in its paragraph, list item or table row, as a code span: `PATH` from
+   the root, or `NAME` in the folder `FOLDER/` that the paragraph or item named before it, as in
+   "`examples/basics/` — `tour.cpp` (about 45 lines)". N must be within 10% (or 10 lines). A claim
+   with no such file before it is skipped.
+
+6. Line ranges. `PATH` lines A–B (a hyphen or an en dash), or `PATH` line A, names lines of the file
+   PATH from the root; more ranges may follow, `PATH` lines A–B, C–D and E–F, and in a table `PATH` may
+   end one cell and "lines A–B" begin the next. PATH must exist and 1 <= A <= B <= its number of lines.
+   A range followed by a parenthesis of code spans says what it holds, `autograd/graph.h` lines 36–47
+   (`Edge`): each name (its last part after '::', without template arguments or '()') must stand in
+   those lines as a word. A table row that gives ranges and ends with a number must give the number of
+   lines they cover, and a row with a cell that says "in all" and ends with a number the sum of the
+   numbers that end the rows above it in its table (a table that gives ranges or whole files): a page
+   says how much it asks a reader to read, and the sum stays right.
 
     check_docs.py --root . --program examples/basics/tour.cpp=build/release/examples/minigrad-basics-tour
     check_docs.py --update --root . --program ...   # rewrites the blocks that differ instead
@@ -259,33 +271,158 @@ def check_excerpts(page, root):
 
 
 WHOLE_FILE_ROW = re.compile(r"^\|[^|\n]*\|\s*`([^`\n]+)`\s*\|[^|\n]*the whole file[^|\n]*\|\s*(\d[\d,]*)\s*\|\s*$")
-ABOUT_LINES = re.compile(r"`([^`\n]+)`[^`\n]*?\(about (\d[\d,]*) lines\)")
+ABOUT_LINES = re.compile(r"\(about (\d[\d,]*)\s+lines\b")
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s")
+TABLE_ROW = re.compile(r"^\s*\|")
+ROW_NUMBER = re.compile(r"\|\s*(\d[\d,]*)\s*\|\s*$")  # the number in a table row's last cell
+# `PATH` lines A–B (`Name`, ...), C–D and E–F: one or more ranges of a file (rule 6). The parenthesis
+# after a range may hold code spans with parentheses of their own: (`relu()`, `Node::backward`).
+_HOLDS = r"\((?:`[^`\n]*`|[^()`])*\)"
+ONE_RANGE = r"(\d+)(?:[ \t]*[–-][ \t]*(\d+))?(?:\s*(" + _HOLDS + r"))?"
+_RANGE = r"\d+(?:[ \t]*[–-][ \t]*\d+)?(?:\s*" + _HOLDS + r")?"  # the same, capturing nothing
+_MORE = r"\d+[ \t]*[–-][ \t]*\d+(?:\s*" + _HOLDS + r")?"  # a range after the first: A–B, never one number
+LINE_RANGES = re.compile(
+    r"`([^`\n]+)`(?:[ \t]*\|[ \t]*|\s+)lines?\s+(" + _RANGE + r"(?:(?:,\s*|\s+and\s+)" + _MORE + r")*)"
+)
+RANGE_IN_LIST = re.compile(ONE_RANGE)
 
 
 def line_count(path):
     return len(path.read_text(encoding="utf-8").splitlines())
 
 
+def prose_units(page):
+    """(first line number, text) of each paragraph, list item, heading and table row outside the
+    page's code blocks: the span within which a count refers back to the file it counts."""
+    units, lines, first = [], [], 0
+    for number, line in enumerate(page.prose_lines, 1):
+        single = TABLE_ROW.match(line) or ATX_HEADING.match(line)
+        if lines and (not line.strip() or LIST_ITEM.match(line) or single):
+            units.append((first, "\n".join(lines)))
+            lines = []
+        if line.strip():
+            if not lines:
+                first = number
+            lines.append(line)
+            if single:
+                units.append((first, "\n".join(lines)))
+                lines = []
+    if lines:
+        units.append((first, "\n".join(lines)))
+    return units
+
+
+def counted_file(text, end, root):
+    """The file a count at offset `end` of `text` is about: the last code span before it that is a file
+    from `root`, or in a folder (a code span ending in '/') named before that span."""
+    spans = list(CODE_SPAN.finditer(text, 0, end))
+    for i in range(len(spans) - 1, -1, -1):
+        name = spans[i].group(1).strip()
+        if (root / name).is_file():
+            return name
+        folders = [s.group(1).strip() for s in spans[:i] if s.group(1).strip().endswith("/")]
+        if folders and (root / folders[-1] / name).is_file():
+            return folders[-1] + name
+    return None
+
+
 def check_line_counts(page, root):
     """Problems with the line counts a page gives for files (rule 5)."""
     problems, count = [], 0
-    for number, line in enumerate(page.lines, 1):
-        if not page.prose_lines[number - 1] and not line.startswith("|"):
-            continue  # inside a code block
-        where = f"{shown(page.path, root)}:{number}"
+    for number, line in enumerate(page.prose_lines, 1):
         row = WHOLE_FILE_ROW.match(line)
-        claims = [(row.group(1), int(row.group(2).replace(",", "")), True)] if row else []
-        claims += [(m.group(1), int(m.group(2).replace(",", "")), False) for m in ABOUT_LINES.finditer(line)]
-        for source, claimed, exact in claims:
-            path = root / source
-            if not path.is_file():
+        if row and (root / row.group(1)).is_file():
+            count += 1
+            claimed, actual = int(row.group(2).replace(",", "")), line_count(root / row.group(1))
+            if actual != claimed:
+                where = f"{shown(page.path, root)}:{number}"
+                problems.append(f"{where}: says {row.group(1)} has {claimed} lines; it has {actual}")
+    for first, text in prose_units(page):
+        for match in ABOUT_LINES.finditer(text):
+            source = counted_file(text, match.start(), root)
+            if source is None:
                 continue
             count += 1
-            actual = line_count(path)
-            if exact and actual != claimed:
-                problems.append(f"{where}: says {source} has {claimed} lines; it has {actual}")
-            elif not exact and abs(actual - claimed) > max(10, claimed // 10):
+            claimed, actual = int(match.group(1).replace(",", "")), line_count(root / source)
+            if abs(actual - claimed) > max(10, claimed // 10):
+                where = f"{shown(page.path, root)}:{first + text.count(chr(10), 0, match.start())}"
                 problems.append(f"{where}: says {source} has about {claimed} lines; it has {actual}")
+    return problems, count
+
+
+def held_name(name):
+    """The word a range's name must show in the file: Node::~Node -> ~Node, NodeWith<F> -> NodeWith."""
+    name = re.sub(r"<.*", "", name.strip())
+    name = re.sub(r"\(.*", "", name)
+    return name.rsplit("::", 1)[-1]
+
+
+def ranges_in(text):
+    """(offset, path, [(first, last, [names])]) for each `PATH` lines A–B, ... in `text`."""
+    found = []
+    for match in LINE_RANGES.finditer(text):
+        ranges = []
+        for one in RANGE_IN_LIST.finditer(match.group(2)):
+            first = int(one.group(1))
+            last = int(one.group(2)) if one.group(2) else first
+            names = CODE_SPAN.findall(one.group(3)) if one.group(3) else []
+            ranges.append((first, last, names))
+        found.append((match.start(), match.group(1).strip(), ranges))
+    return found
+
+
+def check_line_ranges(page, root):
+    """Problems with the line ranges a page gives for files, and with the sums of its tables (rule 6)."""
+    problems, count = [], 0
+    prose = "\n".join(page.prose_lines)
+    for offset, source, ranges in ranges_in(prose):
+        where = f"{shown(page.path, root)}:{line_of(prose, offset)}"
+        path = root / source
+        if not path.is_file():
+            problems.append(f"{where}: gives lines of {source}, which does not exist")
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for first, last, names in ranges:
+            count += 1
+            if not 1 <= first <= last <= len(lines):
+                problems.append(f"{where}: gives lines {first}–{last} of {source}, which has "
+                                f"{len(lines)} lines")
+                continue
+            held = "\n".join(lines[first - 1 : last])
+            for name in names:
+                word = held_name(name)
+                if not re.search(r"(?<![\w~])" + re.escape(word) + r"(?!\w)", held):
+                    problems.append(f"{where}: says {source} lines {first}–{last} hold `{name}`; "
+                                    f"'{word}' is not in them")
+    # Tables: a row's number is what its ranges cover; an "in all" row's, the sum of the rows above it.
+    table = []  # (line number, line) of the current table
+    for number, line in enumerate(page.prose_lines + [""], 1):
+        if TABLE_ROW.match(line):
+            table.append((number, line))
+            continue
+        total = 0
+        # Only a table of what to read: one that gives line ranges or whole files.
+        if not any(ranges_in(row) or WHOLE_FILE_ROW.match(row) for _, row in table):
+            table = []
+        for row_number, row in table[2:]:  # past the header and its separator
+            where = f"{shown(page.path, root)}:{row_number}"
+            end = ROW_NUMBER.search(row)
+            if not end:
+                continue
+            claimed = int(end.group(1).replace(",", ""))
+            cells = [cell.strip().lower() for cell in row.strip().strip("|").split("|")[:-1]]
+            if any(re.search(r"\bin all\b", cell) for cell in cells):
+                count += 1
+                if claimed != total:
+                    problems.append(f"{where}: says {claimed} lines in all; the rows above it add up to "
+                                    f"{total}")
+                continue
+            total += claimed
+            covered = sum(last - first + 1 for _, _, ranges in ranges_in(row) for first, last, _ in ranges)
+            if covered and covered != claimed:
+                problems.append(f"{where}: says {claimed} lines; the ranges in the row cover {covered}")
+        table = []
     return problems, count
 
 
@@ -388,8 +525,8 @@ def check(root, programs, summary=True, update=False):
     `update`, rewrites the program and output blocks that differ instead of reporting them."""
     root = root.resolve()
     pages = {path: Page(path) for path in find_pages(root)}
-    problems, links, program_blocks, excerpt_blocks, output_blocks, line_counts, cache, fixes = (
-        [], 0, 0, 0, 0, 0, {}, [])
+    problems, cache, fixes = [], {}, []
+    links = program_blocks = excerpt_blocks = output_blocks = line_counts = line_ranges = 0
     for page in pages.values():
         found, count = check_links(page, root, pages)
         problems += found
@@ -406,13 +543,17 @@ def check(root, programs, summary=True, update=False):
         found, count = check_line_counts(page, root)
         problems += found
         line_counts += count
+        found, count = check_line_ranges(page, root)
+        problems += found
+        line_ranges += count
     if update and fixes:
         apply_fixes(fixes, root, report=summary)
         fixed = {problem for *_, problem in fixes}
         problems = [p for p in problems if p not in fixed]
     if summary:
         print(f"check_docs: {len(pages)} pages, {links} relative links, {program_blocks} program blocks, "
-              f"{excerpt_blocks} excerpts, {output_blocks} output blocks, {line_counts} line counts")
+              f"{excerpt_blocks} excerpts, {output_blocks} output blocks, {line_counts} line counts, "
+              f"{line_ranges} line ranges and sums")
     return problems
 
 
@@ -443,7 +584,9 @@ def self_test():
         "<!-- excerpt: examples/tour.cpp -->\n```cpp\n  int x = 0;\n  return x;\n```\n\n"
         "<!-- output: examples/tour.cpp --flag -->\n```\nloss 0.50004\nargs: --flag\n```\n"
         "\n| stop | file | what | lines |\n| --- | --- | --- | --- |\n| 1 | `examples/tour.cpp` | the whole file | 4 |\n"
+        "| 2 | `examples/tour.cpp` | lines 2–3 (`x`) and 4-4 | 3 |\n| | | in all | 7 |\n"
         "\n- `examples/tour.cpp`, the tour (about 5 lines)\n"
+        "\nRead `examples/tour.cpp` lines 1–4 (`main`, `int main()`), or `examples/tour.cpp`\nline 3.\n"
     )
     cases = {
         "a clean page": (good_page, None),
@@ -462,6 +605,24 @@ def self_test():
                                      "says examples/tour.cpp has 5 lines; it has 4"),
         "a wrong 'about' count": (good_page + "\n- `examples/tour.cpp`, the tour (about 40 lines)\n",
                                   "says examples/tour.cpp has about 40 lines; it has 4"),
+        "a wrong count of a file in a folder named before": (
+            good_page + "\n- `examples/` — the programs: `tour.cpp` (about 40 lines, and more)\n",
+            "says examples/tour.cpp has about 40 lines; it has 4"),
+        "a wrong count wrapped onto the next line": (
+            good_page + "\n- `examples/tour.cpp` — `main`, and what\n  it returns (about 40 lines)\n",
+            "says examples/tour.cpp has about 40 lines; it has 4"),
+        "a range past the end of its file": (good_page.replace("lines 1–4 (`main`", "lines 1–9 (`main`"),
+                                             "gives lines 1–9 of examples/tour.cpp, which has 4 lines"),
+        "a range that does not hold the name it gives": (
+            good_page.replace("lines 1–4 (`main`", "lines 2–4 (`main`"),
+            "says examples/tour.cpp lines 2–4 hold `main`; 'main' is not in them"),
+        "a range of a file that does not exist": (good_page + "\nSee `examples/gone.cpp` lines 1–2.\n",
+                                                  "gives lines of examples/gone.cpp, which does not exist"),
+        "a row whose number is not what its ranges cover": (
+            good_page.replace("and 4-4 | 3 |", "and 4-4 | 4 |").replace("in all | 7", "in all | 8"),
+            "says 4 lines; the ranges in the row cover 3"),
+        "a wrong 'in all'": (good_page.replace("in all | 7", "in all | 6"),
+                             "says 6 lines in all; the rows above it add up to 7"),
     }
 
     def make_tree(root, page):
