@@ -17,6 +17,7 @@
 #include <string>
 
 #include "minigrad/autograd/functions.h"
+#include "minigrad/autograd/norm_backward.h"
 #include "minigrad/tensor/ops.h"
 
 namespace minigrad {
@@ -67,13 +68,9 @@ VariableGrads batch_norm_backward(const Variable& g, const Variable& x, const Va
                                   const Tensor& mean, const Tensor& rstd, double eps,
                                   std::array<bool, 3> needs) {
   const bool affine = weight.defined();
-  const bool records = GradMode::is_enabled() &&
-                       (g.requires_grad() || x.requires_grad() || (affine && weight.requires_grad()));
-  if (!records) {  // the fused kernel
-    BatchNormGradients grads =
-        batch_norm_backward(g.data(), x.data(), affine ? weight.data() : Tensor(), mean, rstd, needs);
-    auto wrap = [](Tensor& t) { return t.defined() ? Variable(std::move(t)) : Variable(); };
-    return {wrap(grads.input), wrap(grads.weight), wrap(grads.bias)};
+  if (!detail::norm_backward_records(g, x, weight)) {  // the fused kernel
+    return detail::as_variables(
+        batch_norm_backward(g.data(), x.data(), affine ? weight.data() : Tensor(), mean, rstd, needs));
   }
   // Recorded (create_graph): the same formulas composed from differentiable ops, with x̂ and r recomputed
   // from x so that their dependence on x is in the graph. gradgradcheck holds the two against each other.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "minigrad/autograd/functions.h"
+#include "minigrad/autograd/norm_backward.h"
 #include "minigrad/tensor/layer_norm.h"
 #include "minigrad/tensor/ops.h"
 
@@ -14,13 +15,9 @@ VariableGrads layer_norm_backward(const Variable& g, const Variable& x, const Va
                                   const Tensor& mean, const Tensor& rstd, double eps,
                                   std::array<bool, 3> needs) {
   const bool affine = weight.defined();
-  const bool records = GradMode::is_enabled() &&
-                       (g.requires_grad() || x.requires_grad() || (affine && weight.requires_grad()));
-  if (!records) {  // the fused kernel
-    LayerNormGradients grads =
-        layer_norm_backward(g.data(), x.data(), affine ? weight.data() : Tensor(), mean, rstd, needs);
-    auto wrap = [](Tensor& t) { return t.defined() ? Variable(std::move(t)) : Variable(); };
-    return {wrap(grads.input), wrap(grads.weight), wrap(grads.bias)};
+  if (!detail::norm_backward_records(g, x, weight)) {  // the fused kernel
+    return detail::as_variables(
+        layer_norm_backward(g.data(), x.data(), affine ? weight.data() : Tensor(), mean, rstd, needs));
   }
   // Recorded (create_graph): the kernel's three outputs would need a node each, so the same formulas are
   // composed from differentiable ops instead, with x̂ and rstd recomputed from x so that their dependence

@@ -13,11 +13,6 @@
 # On a shared machine, run it as  flock /tmp/minigrad-cpu.lock bench/cnn-vs-pytorch.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what="One training step of the Fashion-MNIST CNN"
-bin=build/release/bench/minigrad-cnn-step
-script=bench/cnn_step.py
-configs="c16 c32"
-usage_line='bench/cnn-vs-pytorch.sh [--rounds 3] [--threads "1 2"] [--configs "c16 c32"] [--seconds 2] [--bin other-build]'
 # shellcheck source=bench/versus-pytorch.sh
 source bench/versus-pytorch.sh
-versus_pytorch "$@"
+versus_pytorch "One training step of the Fashion-MNIST CNN" build/release/bench/minigrad-cnn-step bench/cnn_step.py "c16 c32" "$@"

@@ -7,12 +7,11 @@
 //
 // One call is zero_grad + forward (training mode) + backward + an AdamW step, on one batch drawn once from a
 // fixed seed. The run prints one line:  result impl=minigrad config=c16 threads=1 ... ms=...
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <map>
 #include <string>
 
+#include "bench/step_args.h"
 #include "bench/timing.h"
 #include "minigrad/minigrad.h"
 
@@ -34,16 +33,10 @@ const std::map<std::string, Config> kConfigs = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Time one training step of the Fashion-MNIST CNN (see bench/cnn-vs-pytorch.sh)."};
-  std::string name = "c16";
-  int threads = 0;
-  double seconds = 2;
-  app.add_option("--config", name, "c16 or c32")->check(CLI::IsMember({"c16", "c32"}));
-  app.add_option("--threads", threads, "Threads (0: the default)");
-  app.add_option("--seconds", seconds, "About how long to time, in total")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  if (threads > 0) set_num_threads(threads);
-  const Config c = kConfigs.at(name);
+  const bench::StepArgs args = bench::parse_step_args(
+      argc, argv, "Time one training step of the Fashion-MNIST CNN (see bench/cnn-vs-pytorch.sh).", kConfigs,
+      "c16");
+  const Config c = kConfigs.at(args.config);
 
   manual_seed(0);
   nn::Sequential model;
@@ -74,9 +67,9 @@ int main(int argc, char** argv) {
     cross_entropy(model(x), y).backward();
     optimizer.step();
   };
-  const double s = bench::seconds_per_call(step, seconds / 5, 5);
+  const double s = bench::seconds_per_call(step, args.seconds / 5, 5);
   std::printf("result impl=minigrad config=%s threads=%d batch=%lld channels=%lld,%lld hidden=%lld ms=%.3f\n",
-              name.c_str(), num_threads(), static_cast<long long>(c.batch),
+              args.config.c_str(), num_threads(), static_cast<long long>(c.batch),
               static_cast<long long>(c.channels1), static_cast<long long>(c.channels2),
               static_cast<long long>(c.hidden), s * 1e3);
   return 0;

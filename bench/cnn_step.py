@@ -5,15 +5,10 @@ zero_grad + forward (training mode) + backward + an AdamW step on one fixed batc
 
   result impl=pytorch config=c16 threads=1 ... ms=...
 """
-import argparse
-import os
-import sys
-
 import torch
 from torch import nn
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lstm_step import seconds_per_call  # noqa: E402  (the same timing as bench/timing.h)
+from step_timing import parse_step_args, seconds_per_call
 
 CONFIGS = {  # as in bench/cnn_step.cpp
     'c16': dict(batch=128, channels1=16, channels2=64, hidden=256),
@@ -22,13 +17,7 @@ CONFIGS = {  # as in bench/cnn_step.cpp
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--config', default='c16', choices=CONFIGS)
-    parser.add_argument('--threads', type=int, default=0)
-    parser.add_argument('--seconds', type=float, default=2)
-    args = parser.parse_args()
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
+    args = parse_step_args(__doc__, CONFIGS, 'c16')
     c = CONFIGS[args.config]
     torch.manual_seed(0)
     c1, c2 = c['channels1'], c['channels2']

@@ -12,11 +12,6 @@
 # On a shared machine, run it as  flock /tmp/minigrad-cpu.lock bench/lstm-vs-pytorch.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what="An LSTM layer's forward and backward"
-bin=build/release/bench/minigrad-lstm-step
-script=bench/lstm_step.py
-configs="small d2l"
-usage_line='bench/lstm-vs-pytorch.sh [--rounds 3] [--threads "1 2"] [--configs "small d2l"] [--seconds 2] [--bin other-build]'
 # shellcheck source=bench/versus-pytorch.sh
 source bench/versus-pytorch.sh
-versus_pytorch "$@"
+versus_pytorch "An LSTM layer's forward and backward" build/release/bench/minigrad-lstm-step bench/lstm_step.py "small d2l" "$@"

@@ -6,12 +6,11 @@
 //
 // One call is zero_grad + forward + backward, with x and v drawn once from a fixed seed. The run prints
 // one line:  result impl=minigrad config=small threads=1 ... ms=...
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <map>
 #include <string>
 
+#include "bench/step_args.h"
 #include "bench/timing.h"
 #include "minigrad/minigrad.h"
 
@@ -34,16 +33,10 @@ const std::map<std::string, Config> kConfigs = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Time an LSTM layer's forward and backward (see bench/lstm-vs-pytorch.sh)."};
-  std::string name = "small";
-  int threads = 0;
-  double seconds = 2;
-  app.add_option("--config", name, "small or d2l")->check(CLI::IsMember({"small", "d2l"}));
-  app.add_option("--threads", threads, "Threads (0: the default)");
-  app.add_option("--seconds", seconds, "About how long to time, in total")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  if (threads > 0) set_num_threads(threads);
-  const Config c = kConfigs.at(name);
+  const bench::StepArgs args = bench::parse_step_args(
+      argc, argv, "Time an LSTM layer's forward and backward (see bench/lstm-vs-pytorch.sh).", kConfigs,
+      "small");
+  const Config c = kConfigs.at(args.config);
 
   manual_seed(0);
   nn::LSTM lstm({.input_size = c.input,
@@ -58,11 +51,11 @@ int main(int argc, char** argv) {
     x.zero_grad();
     sum(lstm(x).output * v).backward();
   };
-  const double s = bench::seconds_per_call(step, seconds / 5, 5);
+  const double s = bench::seconds_per_call(step, args.seconds / 5, 5);
   std::printf(
       "result impl=minigrad config=%s threads=%d seq=%lld batch=%lld input=%lld hidden=%lld "
       "layers=%lld directions=%lld ms=%.3f\n",
-      name.c_str(), num_threads(), static_cast<long long>(c.seq), static_cast<long long>(c.batch),
+      args.config.c_str(), num_threads(), static_cast<long long>(c.seq), static_cast<long long>(c.batch),
       static_cast<long long>(c.input), static_cast<long long>(c.hidden), static_cast<long long>(c.layers),
       static_cast<long long>(directions), s * 1e3);
   return 0;

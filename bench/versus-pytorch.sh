@@ -2,8 +2,8 @@
 # Sourced by bench/lstm-vs-pytorch.sh and bench/cnn-vs-pytorch.sh: runs a minigrad program and its
 # PyTorch twin on the same configurations, alternating, and prints a table of medians.
 #
-# The caller sets: what (a title), bin (the minigrad program), script (the PyTorch one), configs (the
-# default list) and usage_line; then calls versus_pytorch "$@". The options:
+# The caller runs  versus_pytorch WHAT BIN SCRIPT CONFIGS "$@": a title, the minigrad program, the PyTorch
+# one and the default configurations; then the options:
 #
 #   [--rounds 3] [--threads "1 2"] [--configs "..."] [--seconds 2] [--bin path/to/another/build]
 #
@@ -14,6 +14,9 @@
 # flock /tmp/minigrad-cpu.lock.
 
 versus_pytorch() {
+  local what=$1 bin=$2 script=$3 configs=$4
+  shift 4
+  local usage_line="$0 [--rounds 3] [--threads \"1 2\"] [--configs \"$configs\"] [--seconds 2] [--bin other-build]"
   local rounds=3 thread_counts="1 2" seconds=2 other=""
   while [ $# -gt 0 ]; do
     case $1 in

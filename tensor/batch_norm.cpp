@@ -124,12 +124,12 @@ BatchNormForward batch_norm_forward(const Tensor& x, const Tensor& weight, const
   return out;
 }
 
-BatchNormGradients batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight,
-                                       const Tensor& mean, const Tensor& rstd, std::array<bool, 3> needs) {
+NormGradients batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                  const Tensor& rstd, std::array<bool, 3> needs) {
   const Tensor gc = g.contiguous(), xc = x.contiguous();
   const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
   const ChannelLayout layout(x.shape());
-  BatchNormGradients grads;
+  NormGradients grads;
   if (needs[0]) grads.input = Tensor::empty(x.shape(), x.dtype());
   if (needs[1]) grads.weight = Tensor::empty({layout.c}, x.dtype());
   if (needs[2]) grads.bias = Tensor::empty({layout.c}, x.dtype());

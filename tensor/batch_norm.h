@@ -11,6 +11,7 @@
 
 #include <array>
 
+#include "minigrad/tensor/layer_norm.h"
 #include "minigrad/tensor/tensor.h"
 
 namespace minigrad {
@@ -22,12 +23,10 @@ struct BatchNormForward {
 };
 BatchNormForward batch_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps);
 
-// The gradients of x, weight and bias from the forward's per-channel mean and rstd, in two passes over
-// g and x (weight undefined: no affine). `needs` says which to compute.
-struct BatchNormGradients {
-  Tensor input, weight, bias;  // undefined where not asked for
-};
-BatchNormGradients batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight,
-                                       const Tensor& mean, const Tensor& rstd, std::array<bool, 3> needs);
+// The gradients of x, weight and bias (layer norm's three: tensor/layer_norm.h) from the forward's
+// per-channel mean and rstd, in two passes over g and x (weight undefined: no affine). `needs` says which
+// to compute.
+NormGradients batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                  const Tensor& rstd, std::array<bool, 3> needs);
 
 }  // namespace minigrad

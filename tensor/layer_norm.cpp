@@ -115,12 +115,12 @@ LayerNormForward layer_norm_forward(const Tensor& x, const Tensor& weight, const
   return {y, mean, rstd};
 }
 
-LayerNormGradients layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight,
-                                       const Tensor& mean, const Tensor& rstd, std::array<bool, 3> needs) {
+NormGradients layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                  const Tensor& rstd, std::array<bool, 3> needs) {
   const Tensor gc = g.contiguous(), xc = x.contiguous();  // [rows, D]
   const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
   const int64_t d = xc.shape().back(), rows = d == 0 ? 0 : xc.numel() / d;
-  LayerNormGradients grads;
+  NormGradients grads;
   if (needs[0]) grads.input = Tensor::empty(xc.shape(), xc.dtype());
   if (needs[1]) grads.weight = Tensor::empty({d}, xc.dtype());
   if (needs[2]) grads.bias = Tensor::empty({d}, xc.dtype());

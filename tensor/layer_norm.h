@@ -26,12 +26,13 @@ struct LayerNormForward {
 };
 LayerNormForward layer_norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps);
 
-// The gradients of x, weight and bias from the forward's per-row mean and rstd, in one pass (weight
-// undefined: no affine). `needs` says which to compute.
-struct LayerNormGradients {
+// The gradients of x, weight and bias, as layer norm's and batch norm's backward kernels return them.
+struct NormGradients {
   Tensor input, weight, bias;  // undefined where not asked for
 };
-LayerNormGradients layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight,
-                                       const Tensor& mean, const Tensor& rstd, std::array<bool, 3> needs);
+// The gradients from the forward's per-row mean and rstd, in one pass (weight undefined: no affine).
+// `needs` says which to compute.
+NormGradients layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                  const Tensor& rstd, std::array<bool, 3> needs);
 
 }  // namespace minigrad

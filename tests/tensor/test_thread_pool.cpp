@@ -315,7 +315,7 @@ BOOST_AUTO_TEST_CASE(column_sums_are_the_same_on_any_thread_count) {
   std::vector<std::vector<double>> dweights, dbiases;
   for (const int threads : {1, 2, 3}) {
     const ThreadCount count(threads);
-    const LayerNormGradients grads =
+    const NormGradients grads =
         layer_norm_backward(grad, x, weight, forward.mean, forward.rstd, {true, true, true});
     dweights.push_back(grads.weight.to_vector());
     dbiases.push_back(grads.bias.to_vector());
@@ -341,7 +341,7 @@ BOOST_AUTO_TEST_CASE(column_sums_are_the_same_on_any_thread_count) {
   // No rows: zeros.
   const Tensor none = Tensor::zeros({0, 48}, DType::Float64);
   const LayerNormForward empty_forward = layer_norm_forward(none, weight, bias, 1e-5);
-  const LayerNormGradients empty_grads =
+  const NormGradients empty_grads =
       layer_norm_backward(none, none, weight, empty_forward.mean, empty_forward.rstd, {true, true, true});
   const std::vector<double> empty_dweight = empty_grads.weight.to_vector();
   const std::vector<double> empty_dbias = empty_grads.bias.to_vector();
