@@ -14,6 +14,7 @@
 
 #include "minigrad/autograd/functions.h"
 #include "minigrad/nn/module.h"
+#include "minigrad/nn/positional_options.h"
 
 namespace minigrad::nn {
 
@@ -40,6 +41,11 @@ class BatchNorm : public Layer<BatchNorm> {
  protected:
   // `layout` names the inputs taken, for the error message; `ranks` their ranks.
   BatchNorm(const BatchNormOptions& options, std::vector<int> ranks, std::string layout);
+  // The options with PyTorch's positional num_features written in.
+  static BatchNormOptions with_features(BatchNormOptions options, int64_t num_features, const char* layer) {
+    detail::set_positional(options, &BatchNormOptions::num_features, num_features, layer, "num_features");
+    return options;
+  }
 
  private:
   std::vector<int> ranks_;
@@ -50,6 +56,9 @@ class BatchNorm : public Layer<BatchNorm> {
 class BatchNorm1d : public BatchNorm {
  public:
   explicit BatchNorm1d(const BatchNormOptions& options) : BatchNorm(options, {2, 3}, "(N, C) or (N, C, L)") {}
+  // PyTorch's BatchNorm1d(num_features, ...): nn::BatchNorm1d(8, {.momentum = 0.01}).
+  explicit BatchNorm1d(int64_t num_features, BatchNormOptions options = {})
+      : BatchNorm1d(with_features(options, num_features, "BatchNorm1d")) {}
   std::string name() const override { return "BatchNorm1d"; }
 };
 
@@ -57,6 +66,9 @@ class BatchNorm1d : public BatchNorm {
 class BatchNorm2d : public BatchNorm {
  public:
   explicit BatchNorm2d(const BatchNormOptions& options) : BatchNorm(options, {4}, "(N, C, H, W)") {}
+  // PyTorch's BatchNorm2d(num_features, ...): nn::BatchNorm2d(16).
+  explicit BatchNorm2d(int64_t num_features, BatchNormOptions options = {})
+      : BatchNorm2d(with_features(options, num_features, "BatchNorm2d")) {}
   std::string name() const override { return "BatchNorm2d"; }
 };
 

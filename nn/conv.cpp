@@ -58,6 +58,25 @@ Variable checked_forward(const char* layer, const Variable& x, int rank, int64_t
 
 }  // namespace
 
+namespace {
+
+template <typename Options, typename Kernel>
+Options with_positional(Options options, int64_t in_channels, int64_t out_channels, Kernel kernel_size,
+                        const char* layer) {
+  detail::set_positional(options, &Options::in_channels, in_channels, layer, "in_channels");
+  detail::set_positional(options, &Options::out_channels, out_channels, layer, "out_channels");
+  detail::set_positional(options, &Options::kernel_size, kernel_size, layer, "kernel_size");
+  return options;
+}
+
+}  // namespace
+
+Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, Conv1dOptions options)
+    : Conv1d(with_positional(options, in_channels, out_channels, kernel_size, "Conv1d")) {}
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Size2d kernel_size, Conv2dOptions options)
+    : Conv2d(with_positional(options, in_channels, out_channels, kernel_size, "Conv2d")) {}
+
 Conv1d::Conv1d(const Conv1dOptions& opts) : options(opts) {
   const double bound =
       check_and_bound("Conv1d", opts.in_channels, opts.out_channels, opts.kernel_size, opts.groups);

@@ -11,6 +11,7 @@
 
 #include "minigrad/autograd/functions.h"
 #include "minigrad/nn/module.h"
+#include "minigrad/nn/positional_options.h"
 
 namespace minigrad::nn {
 
@@ -31,6 +32,8 @@ struct Conv1dOptions {
 class Conv1d : public Layer<Conv1d> {
  public:
   explicit Conv1d(const Conv1dOptions& options);
+  // PyTorch's Conv1d(in_channels, out_channels, kernel_size, ...): nn::Conv1d(4, 8, 3, {.padding = 1}).
+  explicit Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, Conv1dOptions options = {});
 
   // x: (N, in_channels, L) -> (N, out_channels, L_out)
   Variable forward(const Variable& x) const;
@@ -60,6 +63,8 @@ struct Conv2dOptions {
 class Conv2d : public Layer<Conv2d> {
  public:
   explicit Conv2d(const Conv2dOptions& options);
+  // PyTorch's Conv2d(in_channels, out_channels, kernel_size, ...): nn::Conv2d(1, 16, 3, {.padding = 1}).
+  explicit Conv2d(int64_t in_channels, int64_t out_channels, Size2d kernel_size, Conv2dOptions options = {});
 
   // x: (N, in_channels, H, W) -> (N, out_channels, H_out, W_out)
   Variable forward(const Variable& x) const;

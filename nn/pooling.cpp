@@ -5,6 +5,26 @@
 namespace minigrad::nn {
 
 // Both take stride 0 to mean kernel_size, as PyTorch's stride=None; the layer stores the stride it uses.
+namespace {
+
+// The options with PyTorch's positional kernel_size written in.
+template <typename Options, typename Kernel>
+Options with_kernel(Options options, Kernel kernel_size, const char* layer) {
+  detail::set_positional(options, &Options::kernel_size, kernel_size, layer, "kernel_size");
+  return options;
+}
+
+}  // namespace
+
+MaxPool1d::MaxPool1d(int64_t kernel_size, MaxPool1dOptions options)
+    : MaxPool1d(with_kernel(options, kernel_size, "MaxPool1d")) {}
+AvgPool1d::AvgPool1d(int64_t kernel_size, AvgPool1dOptions options)
+    : AvgPool1d(with_kernel(options, kernel_size, "AvgPool1d")) {}
+MaxPool2d::MaxPool2d(Size2d kernel_size, MaxPool2dOptions options)
+    : MaxPool2d(with_kernel(options, kernel_size, "MaxPool2d")) {}
+AvgPool2d::AvgPool2d(Size2d kernel_size, AvgPool2dOptions options)
+    : AvgPool2d(with_kernel(options, kernel_size, "AvgPool2d")) {}
+
 MaxPool1d::MaxPool1d(MaxPool1dOptions options_) : options(options_) {
   if (options.stride == 0) options.stride = options.kernel_size;
 }

@@ -2,19 +2,30 @@
 // name in autograd/functions.h (max_pool1d, avg_pool1d, max_pool2d, avg_pool2d, adaptive_avg_pool2d), and
 // each prints as PyTorch's does.
 //
-//   nn::MaxPool1d pool({.kernel_size = 2});      // (N, C, L) -> (N, C, L / 2)
-//   nn::MaxPool2d pool2({.kernel_size = 2});     // (N, C, H, W) -> (N, C, H / 2, W / 2)
+//   nn::MaxPool1d pool(2);                       // (N, C, L) -> (N, C, L / 2), as PyTorch's MaxPool1d(2)
+//   nn::MaxPool2d pool2(2);                      // (N, C, H, W) -> (N, C, H / 2, W / 2)
+//   nn::AvgPool2d pool3(3, {.stride = 1, .padding = 1});  // or all in one: ({.kernel_size = 3, ...})
 //   nn::AdaptiveAvgPool2d global_average({1, 1});  // (N, C, H, W) -> (N, C, 1, 1)
 #pragma once
 
 #include "minigrad/autograd/functions.h"
 #include "minigrad/nn/module.h"
+#include "minigrad/nn/positional_options.h"
 
 namespace minigrad::nn {
+
+// The options are the functions' (max_pool1d and the rest, autograd/functions.h), by the names the
+// layers are known by.
+using MaxPool1dOptions = minigrad::MaxPool1dOptions;
+using AvgPool1dOptions = minigrad::AvgPool1dOptions;
+using MaxPool2dOptions = minigrad::MaxPool2dOptions;
+using AvgPool2dOptions = minigrad::AvgPool2dOptions;
 
 class MaxPool1d : public Layer<MaxPool1d> {
  public:
   explicit MaxPool1d(MaxPool1dOptions options);
+  explicit MaxPool1d(int64_t kernel_size,
+                     MaxPool1dOptions options = {});  // PyTorch's MaxPool1d(kernel_size, ...)
   Variable forward(const Variable& x) const;
   std::string name() const override { return "MaxPool1d"; }
   std::string extra_repr() const override;
@@ -24,6 +35,8 @@ class MaxPool1d : public Layer<MaxPool1d> {
 class AvgPool1d : public Layer<AvgPool1d> {
  public:
   explicit AvgPool1d(AvgPool1dOptions options);
+  explicit AvgPool1d(int64_t kernel_size,
+                     AvgPool1dOptions options = {});  // PyTorch's AvgPool1d(kernel_size, ...)
   Variable forward(const Variable& x) const;
   std::string name() const override { return "AvgPool1d"; }
   std::string extra_repr() const override;
@@ -33,6 +46,8 @@ class AvgPool1d : public Layer<AvgPool1d> {
 class MaxPool2d : public Layer<MaxPool2d> {
  public:
   explicit MaxPool2d(MaxPool2dOptions options);
+  explicit MaxPool2d(Size2d kernel_size,
+                     MaxPool2dOptions options = {});  // PyTorch's MaxPool2d(kernel_size, ...)
   Variable forward(const Variable& x) const;
   std::string name() const override { return "MaxPool2d"; }
   std::string extra_repr() const override;
@@ -42,6 +57,8 @@ class MaxPool2d : public Layer<MaxPool2d> {
 class AvgPool2d : public Layer<AvgPool2d> {
  public:
   explicit AvgPool2d(AvgPool2dOptions options);
+  explicit AvgPool2d(Size2d kernel_size,
+                     AvgPool2dOptions options = {});  // PyTorch's AvgPool2d(kernel_size, ...)
   Variable forward(const Variable& x) const;
   std::string name() const override { return "AvgPool2d"; }
   std::string extra_repr() const override;

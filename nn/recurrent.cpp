@@ -56,6 +56,19 @@ RNN::RNN(const RNNOptions& options)
 GRU::GRU(const GRUOptions& options) : RecurrentBase(Cell::GRU, options) {}
 LSTM::LSTM(const LSTMOptions& options) : RecurrentBase(Cell::LSTM, options) {}
 
+RNNOptions RecurrentBase::with_sizes(RNNOptions options, int64_t input_size, int64_t hidden_size,
+                                     const char* layer) {
+  detail::set_positional(options, &RNNOptions::input_size, input_size, layer, "input_size");
+  detail::set_positional(options, &RNNOptions::hidden_size, hidden_size, layer, "hidden_size");
+  return options;
+}
+RNN::RNN(int64_t input_size, int64_t hidden_size, RNNOptions options)
+    : RNN(with_sizes(options, input_size, hidden_size, "RNN")) {}
+GRU::GRU(int64_t input_size, int64_t hidden_size, GRUOptions options)
+    : GRU(with_sizes(options, input_size, hidden_size, "GRU")) {}
+LSTM::LSTM(int64_t input_size, int64_t hidden_size, LSTMOptions options)
+    : LSTM(with_sizes(options, input_size, hidden_size, "LSTM")) {}
+
 // One layer and direction over the whole sequence.
 struct RecurrentBase::Run {
   Cell cell;

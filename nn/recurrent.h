@@ -23,6 +23,7 @@
 
 #include "minigrad/autograd/functions.h"
 #include "minigrad/nn/module.h"
+#include "minigrad/nn/positional_options.h"
 
 namespace minigrad::nn {
 
@@ -84,6 +85,9 @@ class RecurrentBase : public Layer<RecurrentBase> {
  protected:
   enum class Cell { RNNTanh, RNNReLU, GRU, LSTM };
   RecurrentBase(Cell cell, const RNNOptions& options);
+  // The options with PyTorch's positional input_size and hidden_size written in.
+  static RNNOptions with_sizes(RNNOptions options, int64_t input_size, int64_t hidden_size,
+                               const char* layer);
 
  private:
   struct Run;  // one layer and direction over the sequence (recurrent.cpp)
@@ -94,18 +98,24 @@ class RecurrentBase : public Layer<RecurrentBase> {
 class RNN : public RecurrentBase {
  public:
   explicit RNN(const RNNOptions& options);
+  // PyTorch's RNN(input_size, hidden_size, ...): nn::RNN(8, 16, {.num_layers = 2}).
+  explicit RNN(int64_t input_size, int64_t hidden_size, RNNOptions options = {});
   std::string name() const override { return "RNN"; }
 };
 
 class GRU : public RecurrentBase {
  public:
   explicit GRU(const GRUOptions& options);
+  explicit GRU(int64_t input_size, int64_t hidden_size,
+               GRUOptions options = {});  // PyTorch's GRU(input_size, ...)
   std::string name() const override { return "GRU"; }
 };
 
 class LSTM : public RecurrentBase {
  public:
   explicit LSTM(const LSTMOptions& options);
+  explicit LSTM(int64_t input_size, int64_t hidden_size,
+                LSTMOptions options = {});  // PyTorch's LSTM(input_size, ...)
   std::string name() const override { return "LSTM"; }
 };
 

@@ -1,0 +1,83 @@
+// PyTorch's constructor lines, typed as a PyTorch user types them: positional sizes first, the rest of
+// the options braced after (issue: a PyTorch user's first hour). Each builds the layer the options form
+// builds, and a field given both ways is refused, naming it.
+#include <memory>
+
+#include "test_helpers.h"
+
+using namespace minigrad;
+using namespace minigrad::testing;
+
+BOOST_AUTO_TEST_SUITE(pytorch_constructors)
+
+BOOST_AUTO_TEST_CASE(convolutions_take_in_out_and_kernel_first) {
+  manual_seed(0);
+  const auto conv = std::make_shared<nn::Conv2d>(1, 16, 3, nn::Conv2dOptions{.padding = 1, .bias = false});
+  BOOST_TEST(conv->options.in_channels == 1);
+  BOOST_TEST(conv->options.out_channels == 16);
+  BOOST_TEST((conv->options.kernel_size == Size2d(3)));
+  BOOST_TEST((conv->options.padding == Size2d(1)));
+  BOOST_TEST(!conv->bias.defined());
+  BOOST_TEST(conv->weight.shape() == Shape({16, 1, 3, 3}));
+  const Variable y = (*conv)(Variable(Tensor::ones({2, 1, 8, 8})));
+  BOOST_TEST(y.shape() == Shape({2, 16, 8, 8}));
+
+  nn::Conv2d wide(3, 4, {3, 5});  // a kernel 3 high and 5 wide
+  BOOST_TEST(wide.weight.shape() == Shape({4, 3, 3, 5}));
+  nn::Conv1d conv1d(4, 8, 3, {.stride = 2});
+  BOOST_TEST(conv1d.weight.shape() == Shape({8, 4, 3}));
+  BOOST_TEST(conv1d.options.stride == 2);
+  BOOST_TEST(conv1d(Variable(Tensor::ones({1, 4, 9}))).shape() == Shape({1, 8, 4}));
+}
+
+BOOST_AUTO_TEST_CASE(batch_norm_pooling_and_recurrent_layers_take_their_sizes_first) {
+  const auto bn = std::make_shared<nn::BatchNorm2d>(8);
+  BOOST_TEST(bn->options.num_features == 8);
+  BOOST_TEST(bn->weight.shape() == Shape({8}));
+  nn::BatchNorm1d bn1(5, {.momentum = 0.01, .affine = false});
+  BOOST_TEST(bn1.options.num_features == 5);
+  BOOST_TEST(*bn1.options.momentum == 0.01);
+  BOOST_TEST(!bn1.weight.defined());
+
+  nn::MaxPool2d pool(2);
+  BOOST_TEST((pool.options.kernel_size == Size2d(2)));
+  BOOST_TEST(pool(Variable(Tensor::ones({1, 1, 4, 6}))).shape() == Shape({1, 1, 2, 3}));
+  nn::AvgPool2d avg(3, {.stride = 1, .padding = 1});
+  BOOST_TEST(avg(Variable(Tensor::ones({1, 1, 4, 6}))).shape() == Shape({1, 1, 4, 6}));
+  nn::MaxPool1d pool1(2);
+  BOOST_TEST(pool1(Variable(Tensor::ones({1, 2, 8}))).shape() == Shape({1, 2, 4}));
+  nn::AvgPool1d avg1(4, {.stride = 2});
+  BOOST_TEST(avg1(Variable(Tensor::ones({1, 2, 8}))).shape() == Shape({1, 2, 3}));
+  const nn::MaxPool2dOptions options{.kernel_size = 2};  // the options by the layer's namespace too
+  BOOST_TEST((nn::MaxPool2d(options).options.kernel_size == Size2d(2)));
+
+  const auto lstm = std::make_shared<nn::LSTM>(8, 16, nn::LSTMOptions{.num_layers = 2});
+  BOOST_TEST(lstm->options.input_size == 8);
+  BOOST_TEST(lstm->options.hidden_size == 16);
+  BOOST_TEST(lstm->weights.size() == 2u);
+  nn::GRU gru(4, 6);
+  BOOST_TEST(gru((Variable(Tensor::ones({5, 2, 4})))).output.shape() == Shape({5, 2, 6}));
+  nn::RNN rnn(4, 6, {.nonlinearity = nn::Nonlinearity::ReLU, .bidirectional = true});
+  BOOST_TEST(rnn((Variable(Tensor::ones({5, 2, 4})))).output.shape() == Shape({5, 2, 12}));
+}
+
+BOOST_AUTO_TEST_CASE(the_positional_and_the_options_form_build_the_same_layer) {
+  manual_seed(3);
+  nn::Conv2d positional(2, 3, 3, {.stride = 2});
+  manual_seed(3);
+  nn::Conv2d braced({.in_channels = 2, .out_channels = 3, .kernel_size = 3, .stride = 2});
+  expect_equal(positional.weight.data(), braced.weight.data().to_vector<double>());
+  // Giving a field both ways agrees or is refused, naming the field.
+  nn::Conv2d agreeing(2, 3, 3, {.in_channels = 2});
+  BOOST_TEST(agreeing.options.in_channels == 2);
+  expect_error<ValueError>([] { nn::Conv2d(2, 3, 3, {.in_channels = 4}); },
+                           "Conv2d: in_channels is given twice, as an argument and in the options");
+  expect_error<ValueError>([] { nn::BatchNorm2d(8, {.num_features = 4}); },
+                           "BatchNorm2d: num_features is given twice, as an argument and in the options");
+  expect_error<ValueError>([] { nn::LSTM(8, 16, {.hidden_size = 32}); },
+                           "LSTM: hidden_size is given twice, as an argument and in the options");
+  expect_error<ValueError>([] { nn::MaxPool2d(2, {.kernel_size = 3}); },
+                           "MaxPool2d: kernel_size is given twice, as an argument and in the options");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
