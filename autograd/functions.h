@@ -91,7 +91,26 @@ Variable select(const Variable& x, int64_t dim, int64_t index);
 std::vector<Variable> unbind(const Variable& x, int64_t dim = 0);
 // The gradient of select: zeros of shape `from` with g at `index` along `dim`.
 Variable select_backward(const Variable& g, const Shape& from, int64_t dim, int64_t index);
-Variable concat(const std::vector<Variable>& xs, int64_t dim);
+Variable concat(const std::vector<Variable>& xs, int64_t dim = 0);
+inline Variable cat(const std::vector<Variable>& xs, int64_t dim = 0) {
+  return concat(xs, dim);
+}  // torch.cat
+// PyTorch's *_like of a Variable: constants of its shape and dtype (tensor/tensor.h).
+inline Tensor zeros_like(const Variable& v) {
+  return zeros_like(v.data());
+}
+inline Tensor ones_like(const Variable& v) {
+  return ones_like(v.data());
+}
+inline Tensor full_like(const Variable& v, double value) {
+  return full_like(v.data(), value);
+}
+inline Tensor rand_like(const Variable& v, Generator* generator = nullptr) {
+  return rand_like(v.data(), generator);
+}
+inline Tensor randn_like(const Variable& v, Generator* generator = nullptr) {
+  return randn_like(v.data(), generator);
+}
 // Variables of one shape joined along a new dimension `dim` (T steps of (N, H) as (T, N, H) for dim 0).
 Variable stack(const std::vector<Variable>& xs, int64_t dim = 0);
 Variable unsqueeze(const Variable& x, int64_t dim);

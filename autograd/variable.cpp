@@ -56,9 +56,15 @@ void Variable::set_grad(Tensor grad) const {
   impl_->extras_to_write().grad = grad.defined() ? std::make_shared<VariableImpl>(std::move(grad)) : nullptr;
 }
 
-void Variable::zero_grad() const {
+void Variable::zero_grad(bool set_to_none) const {
   check_defined("zero_grad");
-  if (impl_->extras) impl_->extras->grad = nullptr;  // dropped, not zeroed: free whatever the size
+  if (!impl_->extras || !impl_->extras->grad) return;
+  const std::shared_ptr<VariableImpl>& grad = impl_->extras->grad;
+  if (!set_to_none && !grad->grad_fn && !grad->data.is_row_sparse()) {
+    grad->data.zero_();  // the buffer stays, for the next backward to add into
+  } else {
+    impl_->extras->grad = nullptr;  // dropped, not zeroed: free whatever the size
+  }
 }
 
 bool Variable::requires_grad() const {

@@ -99,8 +99,10 @@ class Variable {
   Variable grad_variable() const;
   // Replaces the gradient, dense or row-sparse, of this value's shape and dtype (optimizers and tests).
   void set_grad(Tensor grad) const;
-  // Forgets the gradient (PyTorch's zero_grad(set_to_none=True)): the next backward starts afresh.
-  void zero_grad() const;
+  // Forgets the gradient (set_to_none, the default, as PyTorch 2's): the next backward starts afresh. With
+  // set_to_none false (PyTorch 1.13's default), a dense gradient is kept and filled with zeros in place; a
+  // row-sparse one, or one with a graph (create_graph), is forgotten all the same.
+  void zero_grad(bool set_to_none = true) const;
 
   bool requires_grad() const;
   // Marks a leaf as a parameter to differentiate with respect to.

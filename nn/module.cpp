@@ -59,8 +59,8 @@ void Module::train(bool on) {
   for (auto& [name, child] : children_) child->train(on);
 }
 
-void Module::zero_grad() {
-  for (const Variable& p : parameters()) p.zero_grad();
+void Module::zero_grad(bool set_to_none) {
+  for (const Variable& p : parameters()) p.zero_grad(set_to_none);
 }
 
 int64_t Module::parameter_count() const {

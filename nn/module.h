@@ -60,8 +60,8 @@ class Module {
   void eval() { train(false); }
   bool is_training() const { return training_; }
 
-  // Forgets every parameter's gradient.
-  void zero_grad();
+  // Forgets every parameter's gradient, or zeroes it in place (Variable::zero_grad).
+  void zero_grad(bool set_to_none = true);
   // The number of scalar parameters.
   int64_t parameter_count() const;
   // Converts every parameter and buffer to `dtype` in place (float64 for gradient checks).

@@ -81,8 +81,8 @@ Optimizer::Optimizer(ParameterList parameters, double lr)
   state_.resize(parameters_.size());
 }
 
-void Optimizer::zero_grad() {
-  for (const Variable& p : parameters_) p.zero_grad();
+void Optimizer::zero_grad(bool set_to_none) {
+  for (const Variable& p : parameters_) p.zero_grad(set_to_none);
 }
 
 void Optimizer::set_learning_rate(double lr) {

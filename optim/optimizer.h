@@ -51,8 +51,8 @@ class Optimizer {
   virtual ~Optimizer() = default;
 
   virtual void step() = 0;
-  // Forgets every parameter's gradient.
-  void zero_grad();
+  // Forgets every parameter's gradient, or zeroes it in place (Variable::zero_grad).
+  void zero_grad(bool set_to_none = true);
 
   // The learning rate, the one a schedule changes: options().lr reads it too.
   double learning_rate() const { return lr_; }

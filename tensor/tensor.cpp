@@ -545,6 +545,25 @@ const Tensor& Tensor::masked_fill_(const Tensor& mask, double value) const {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// *_like
+
+Tensor zeros_like(const Tensor& t) {
+  return Tensor::zeros(t.shape(), t.dtype());
+}
+Tensor ones_like(const Tensor& t) {
+  return Tensor::ones(t.shape(), t.dtype());
+}
+Tensor full_like(const Tensor& t, double value) {
+  return Tensor::full(t.shape(), value, t.dtype());
+}
+Tensor rand_like(const Tensor& t, Generator* generator) {
+  return Tensor::uniform(t.shape(), 0.0, 1.0, t.dtype(), generator);
+}
+Tensor randn_like(const Tensor& t, Generator* generator) {
+  return Tensor::normal(t.shape(), 0.0, 1.0, t.dtype(), generator);
+}
+
+// ---------------------------------------------------------------------------------------------------
 // concat
 
 Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) {

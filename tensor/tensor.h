@@ -218,13 +218,27 @@ inline Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, in
 // perturbs one by one).
 std::vector<int64_t> element_offsets(const Tensor& t);
 
-// Joins tensors along `dim`; every other dimension must agree.
-Tensor concat(const std::vector<Tensor>& tensors, int64_t dim);
+// Joins tensors along `dim`; every other dimension must agree. PyTorch's torch.cat, under both its names.
+Tensor concat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 // concat({a, b}, 0) of Tensors: the Tensor op, where a braced list could also make a vector of Variables
 // (a Tensor converts to a Variable).
-inline Tensor concat(std::initializer_list<Tensor> tensors, int64_t dim) {
+inline Tensor concat(std::initializer_list<Tensor> tensors, int64_t dim = 0) {
   return concat(std::vector<Tensor>(tensors), dim);
 }
+inline Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0) {
+  return concat(tensors, dim);
+}
+inline Tensor cat(std::initializer_list<Tensor> tensors, int64_t dim = 0) {
+  return concat(std::vector<Tensor>(tensors), dim);
+}
+
+// New tensors of t's shape and dtype (contiguous, whatever t's strides), as PyTorch's *_like: zeros, ones,
+// `value`, uniform in [0, 1) and standard normal draws (from `generator`, default the thread's).
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor full_like(const Tensor& t, double value);
+Tensor rand_like(const Tensor& t, Generator* generator = nullptr);
+Tensor randn_like(const Tensor& t, Generator* generator = nullptr);
 
 // ---- templates ----
 

@@ -1,6 +1,7 @@
-// PyTorch's constructor lines, typed as a PyTorch user types them: positional sizes first, the rest of
-// the options braced after (issue: a PyTorch user's first hour). Each builds the layer the options form
-// builds, and a field given both ways is refused, naming it.
+// A PyTorch user's lines, typed as PyTorch spells them (docs/from-pytorch.md): the layers' constructors,
+// positional sizes first and the rest of the options braced after (each builds the layer the options form
+// builds, and a field given both ways is refused, naming it); cat, the *_like functions, zero_grad's
+// set_to_none.
 #include <memory>
 
 #include "test_helpers.h"
@@ -78,6 +79,55 @@ BOOST_AUTO_TEST_CASE(the_positional_and_the_options_form_build_the_same_layer) {
                            "LSTM: hidden_size is given twice, as an argument and in the options");
   expect_error<ValueError>([] { nn::MaxPool2d(2, {.kernel_size = 3}); },
                            "MaxPool2d: kernel_size is given twice, as an argument and in the options");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(pytorch_everyday_functions)
+
+BOOST_AUTO_TEST_CASE(cat_and_the_like_functions_as_pytorch_spells_them) {
+  const Tensor a = Tensor::from_values({1, 2}, {1, 2}, DType::Float64);
+  const Tensor b = Tensor::from_values({3, 4}, {1, 2}, DType::Float64);
+  expect_equal(cat({a, b}), {1, 2, 3, 4});  // dim 0 by default, as torch.cat
+  BOOST_TEST(cat({a, b}).shape() == Shape({2, 2}));
+  BOOST_TEST(cat({a, b}, 1).shape() == Shape({1, 4}));
+  const Variable x(a, true), y(b);
+  const Variable joined = cat({x, y});
+  sum(joined * joined).backward();
+  expect_equal(x.grad(), {2, 4});  // d/dx of Σ x² over x's rows
+
+  const Tensor strided = Tensor::from_values({1, 2, 3, 4, 5, 6}, {2, 3}, DType::Float64).transpose(0, 1);
+  const Tensor z = zeros_like(strided);
+  BOOST_TEST(z.shape() == Shape({3, 2}));
+  BOOST_TEST((z.dtype() == DType::Float64));
+  BOOST_TEST(z.is_contiguous());
+  expect_equal(z, {0, 0, 0, 0, 0, 0});
+  expect_equal(ones_like(x), {1, 1});
+  expect_equal(full_like(x, 7), {7, 7});
+  Generator g1(5), g2(5);
+  expect_equal(randn_like(x, &g1), Tensor::normal({1, 2}, 0, 1, DType::Float64, &g2).to_vector<double>());
+  const Tensor u = rand_like(strided);
+  BOOST_TEST((u.dtype() == DType::Float64));
+  for (double v : u.to_vector<double>()) BOOST_TEST((v >= 0 && v < 1));
+}
+
+BOOST_AUTO_TEST_CASE(zero_grad_sets_to_none_or_zeroes_in_place) {
+  nn::Linear layer(2, 1);
+  const Variable input(Tensor::ones({3, 2}));
+  sum(layer(input)).backward();
+  const Tensor kept = layer.weight.grad();
+  layer.zero_grad(/*set_to_none=*/false);  // PyTorch 1.13's default: the buffer stays, filled with zeros
+  BOOST_TEST(layer.weight.grad().defined());
+  BOOST_TEST(layer.weight.grad().data_ptr<float>() == kept.data_ptr<float>());
+  expect_equal(layer.weight.grad(), {0, 0});
+  sum(layer(input)).backward();
+  expect_equal(layer.weight.grad(), {3, 3});  // added into the zeroed buffer
+  layer.zero_grad();                          // set to none, as PyTorch 2's default
+  BOOST_TEST(!layer.weight.grad().defined());
+  optim::SGD optimizer(layer.named_parameters(), {.lr = 0.1});
+  sum(layer(input)).backward();
+  optimizer.zero_grad(false);
+  expect_equal(layer.bias.grad(), {0});
 }
 
 BOOST_AUTO_TEST_SUITE_END()
