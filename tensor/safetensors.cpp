@@ -294,13 +294,23 @@ const Tensor* SafetensorsFile::find(std::string_view name) const {
   return nullptr;
 }
 
+const Tensor& SafetensorsFile::at(std::string_view name) const {
+  if (const Tensor* t = find(name)) return *t;
+  std::string names;
+  for (size_t i = 0; i < tensors.size() && i < 5; ++i) names += (i ? ", " : "") + tensors[i].first;
+  if (tensors.size() > 5) names += ", ... (" + std::to_string(tensors.size()) + " in all)";
+  throw IndexError("SafetensorsFile::at", (source.empty() ? "" : source + ": ") + "no tensor named '" +
+                                              std::string(name) + "'" +
+                                              (tensors.empty() ? " (it holds none)" : "; it holds " + names));
+}
+
 SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& source) {
   char prefix[8] = {};
   std::memcpy(prefix, bytes.data(), std::min<size_t>(8, bytes.size()));
   const uint64_t header_bytes = check_header_length(source, prefix, bytes.size());
   const uint64_t data_start = 8 + header_bytes;
   const Header header = parse_header(source, bytes.substr(8, header_bytes), bytes.size() - data_start);
-  SafetensorsFile file{{}, header.metadata};
+  SafetensorsFile file{.tensors = {}, .metadata = header.metadata, .source = source};
   for (const Entry& e : header.entries) {
     file.tensors.emplace_back(e.name, make_tensor(source, e, [&](void* out, uint64_t count) {
                                 std::memcpy(out, bytes.data() + data_start + e.begin, count);
@@ -319,7 +329,7 @@ SafetensorsFile load_safetensors(const std::string& path) {
   in.read_at(8, text.data(), header_bytes);
   const uint64_t data_start = 8 + header_bytes;
   const Header header = parse_header(path, text, in.size() - data_start);
-  SafetensorsFile file{{}, header.metadata};
+  SafetensorsFile file{.tensors = {}, .metadata = header.metadata, .source = path};
   for (const Entry& e : header.entries) {
     file.tensors.emplace_back(e.name, make_tensor(path, e, [&](void* out, uint64_t count) {
                                 in.read_at(data_start + e.begin, out, count);

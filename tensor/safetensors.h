@@ -32,9 +32,13 @@ struct SafetensorsFile {
   // Tensors in the order of their data in the file.
   std::vector<std::pair<std::string, Tensor>> tensors;
   std::map<std::string, std::string> metadata;
+  std::string source = {};  // the file it was read from (or parse_safetensors' source), for errors
 
   // The tensor called `name`, or nullptr. A linear search: for many look-ups, index `tensors` first.
   const Tensor* find(std::string_view name) const;
+  // The tensor called `name` (safetensors' get_tensor); throws, naming the file and the tensor, if there
+  // is none.
+  const Tensor& at(std::string_view name) const;
 };
 
 // Writes through a temporary file renamed into place: a crash never leaves half a file at `path`.

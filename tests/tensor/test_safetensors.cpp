@@ -88,6 +88,11 @@ BOOST_AUTO_TEST_CASE(round_trip_of_every_dtype_through_a_file) {
   BOOST_TEST(f.find("i64")->to_vector<int64_t>() == (std::vector<int64_t>{-1, 1LL << 40}));
   BOOST_TEST(f.find("bool")->dtype() == DType::Bool);
   BOOST_TEST(f.find("empty")->shape() == (Shape{0, 3}));
+  BOOST_TEST(&f.at("i64") == f.find("i64"));  // at: the tensor, or an error naming the file and the name
+  expect_error<IndexError>(
+      [&] { f.at("weight"); },
+      "SafetensorsFile::at: roundtrip_test.safetensors: no tensor named 'weight'; it holds "
+      "f64, f32, i64, bool, empty");
   std::filesystem::remove(path);
   expect_error<Error>(
       [] { load_safetensors("/nonexistent/model.safetensors"); },
