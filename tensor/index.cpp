@@ -1,6 +1,9 @@
 #include "minigrad/tensor/index.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "minigrad/tensor/threads.h"
 
@@ -26,6 +29,30 @@ Tensor checked_index(std::string_view op, const Tensor& x, int dim, const Tensor
 }
 
 }  // namespace
+
+Tensor one_hot(const Tensor& indices, int64_t num_classes) {
+  if (!indices.defined() || indices.dtype() != DType::Int64) {
+    throw DTypeError("one_hot", "expects int64 class indices, got " +
+                                    (indices.defined() ? std::string(dtype_name(indices.dtype())) : "none"));
+  }
+  const std::vector<int64_t> ids = indices.to_vector<int64_t>();
+  if (num_classes < 0) {
+    if (ids.empty()) throw ValueError("one_hot", "cannot infer num_classes from an empty tensor");
+    num_classes = *std::max_element(ids.begin(), ids.end()) + 1;
+  }
+  Shape shape = indices.shape();
+  shape.push_back(num_classes);
+  Tensor out = Tensor::zeros(shape, DType::Int64);
+  int64_t* o = out.data_ptr<int64_t>();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= num_classes) {
+      throw IndexError("one_hot", "class " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                                      " is outside [0, " + std::to_string(num_classes) + ")");
+    }
+    o[static_cast<int64_t>(i) * num_classes + ids[i]] = 1;  // (..., C), row-major
+  }
+  return out;
+}
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   if (!x.defined()) throw ValueError("index_select", "the tensor is undefined");

@@ -19,6 +19,10 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 // zeroed, which a copy would only write twice. x must be contiguous.
 void index_add_(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
 
+// F.one_hot: int64 class indices (any shape) -> int64 (..., num_classes), 1 at each index and 0
+// elsewhere. num_classes -1: the largest index + 1. An index outside [0, num_classes) throws, naming it.
+Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
+
 // ---- backward kernels: each an op's gradient, g the gradient of the op's output ----
 // embedding: the table's gradient [V, D], each row the sum of g's rows that looked it up (a scatter-add).
 Tensor embedding_backward(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t padding_idx);

@@ -332,6 +332,16 @@ bool allclose(const Tensor& a, const Tensor& b, AllcloseOptions options) {
   return true;
 }
 
+bool equal(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) throw ValueError("equal", "an operand is undefined");
+  if (a.shape() != b.shape()) return false;
+  const std::vector<double> x = values_of("equal", a), y = values_of("equal", b);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!(x[i] == y[i])) return false;  // false for NaN too
+  }
+  return true;
+}
+
 Tensor sum_to(const Tensor& x, const Shape& shape) {
   if (!x.defined()) throw ValueError("sum_to", "the tensor is undefined");
   if (x.shape() == shape) return x;

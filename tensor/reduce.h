@@ -41,6 +41,9 @@ struct AllcloseOptions {
 // Whether a and b (one dtype, broadcast together) are close everywhere; equal infinities are, as in
 // PyTorch, and a NaN is close to nothing unless equal_nan.
 bool allclose(const Tensor& a, const Tensor& b, AllcloseOptions options = {});
+// torch.equal: the same shape (no broadcasting) and the same values, compared as numbers across dtypes;
+// a NaN equals nothing.
+bool equal(const Tensor& a, const Tensor& b);
 
 // Sums a broadcast result back down to `shape`: over the leading dimensions `shape` lacks and over the
 // dimensions where `shape` has size 1. This is the gradient of broadcasting, and the one helper every

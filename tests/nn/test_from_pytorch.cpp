@@ -2,7 +2,9 @@
 // positional sizes first and the rest of the options braced after (each builds the layer the options form
 // builds, and a field given both ways is refused, naming it); cat, the *_like functions, zero_grad's
 // set_to_none.
+#include <cmath>
 #include <memory>
+#include <vector>
 
 #include "test_helpers.h"
 
@@ -128,6 +130,31 @@ BOOST_AUTO_TEST_CASE(zero_grad_sets_to_none_or_zeroes_in_place) {
   sum(layer(input)).backward();
   optimizer.zero_grad(false);
   expect_equal(layer.bias.grad(), {0});
+}
+
+BOOST_AUTO_TEST_CASE(one_hot_and_equal_as_pytorch_answers_them) {
+  const Tensor labels = Tensor::from_vector<int64_t>({2, 0, 1, 2}, {2, 2});
+  const Tensor hot = one_hot(labels);  // num_classes inferred: 3
+  BOOST_TEST(hot.shape() == Shape({2, 2, 3}));
+  BOOST_TEST((hot.dtype() == DType::Int64));
+  BOOST_TEST(hot.to_vector<int64_t>() == (std::vector<int64_t>{0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1}));
+  BOOST_TEST(one_hot(Tensor::from_vector<int64_t>({1}, {1}), 4).to_vector<int64_t>() ==
+             (std::vector<int64_t>{0, 1, 0, 0}));
+  expect_error<IndexError>(
+      [] {
+        one_hot(Tensor::from_vector<int64_t>({0, 5}, {2}), 3);
+      },
+      "one_hot: class 5 at position 1 is outside [0, 3)");
+  expect_error<DTypeError>([] { one_hot(Tensor::ones({2})); },
+                           "one_hot: expects int64 class indices, got float32");
+
+  const Tensor a = Tensor::from_values({1, 2}, {2});
+  BOOST_TEST(equal(a, Tensor::from_values({1, 2}, {2})));
+  BOOST_TEST(equal(a, Tensor::from_values({1, 2}, {2}, DType::Float64)));  // numbers, across dtypes
+  BOOST_TEST(!equal(a, Tensor::from_values({1, 3}, {2})));
+  BOOST_TEST(!equal(a, Tensor::from_values({1, 2}, {1, 2})));  // no broadcasting
+  const Tensor nan = Tensor::from_values({std::nan("")}, {1});
+  BOOST_TEST(!equal(nan, nan));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
