@@ -547,20 +547,28 @@ const Tensor& Tensor::masked_fill_(const Tensor& mask, double value) const {
 // ---------------------------------------------------------------------------------------------------
 // *_like
 
+namespace {
+// The shape and dtype a *_like function copies: refuses an undefined tensor, which has neither.
+const Tensor& like(const Tensor& t, const char* op) {
+  if (!t.defined()) throw ValueError(op, "the tensor is undefined");
+  return t;
+}
+}  // namespace
+
 Tensor zeros_like(const Tensor& t) {
-  return Tensor::zeros(t.shape(), t.dtype());
+  return Tensor::zeros(like(t, "zeros_like").shape(), t.dtype());
 }
 Tensor ones_like(const Tensor& t) {
-  return Tensor::ones(t.shape(), t.dtype());
+  return Tensor::ones(like(t, "ones_like").shape(), t.dtype());
 }
 Tensor full_like(const Tensor& t, double value) {
-  return Tensor::full(t.shape(), value, t.dtype());
+  return Tensor::full(like(t, "full_like").shape(), value, t.dtype());
 }
 Tensor rand_like(const Tensor& t, Generator* generator) {
-  return Tensor::uniform(t.shape(), 0.0, 1.0, t.dtype(), generator);
+  return Tensor::uniform(like(t, "rand_like").shape(), 0.0, 1.0, t.dtype(), generator);
 }
 Tensor randn_like(const Tensor& t, Generator* generator) {
-  return Tensor::normal(t.shape(), 0.0, 1.0, t.dtype(), generator);
+  return Tensor::normal(like(t, "randn_like").shape(), 0.0, 1.0, t.dtype(), generator);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -111,6 +111,8 @@ BOOST_AUTO_TEST_CASE(cat_and_the_like_functions_as_pytorch_spells_them) {
   const Tensor u = rand_like(strided);
   BOOST_TEST((u.dtype() == DType::Float64));
   for (double v : u.to_vector<double>()) BOOST_TEST((v >= 0 && v < 1));
+  expect_error<ValueError>([] { zeros_like(Tensor()); }, "zeros_like: the tensor is undefined");
+  expect_error<ValueError>([] { randn_like(Tensor()); }, "randn_like: the tensor is undefined");
 }
 
 BOOST_AUTO_TEST_CASE(zero_grad_sets_to_none_or_zeroes_in_place) {
