@@ -130,9 +130,9 @@ Graph read_graph(const Variable& loss, const RecordGraph* recording) {
     const Node& consumer = *view.vertices[static_cast<size_t>(edge.to)].node;
     // A constant's value is what the consumer's op recorded for that input.
     const RecordGraph::Op* op = recording ? recording->find(consumer) : nullptr;
-    json& from = graph.vertices[static_cast<size_t>(edge.from)];
-    if (op && from["kind"] == "constant" && edge.input < op->constants.size() && op->constants[edge.input]) {
-      from["value"] = *op->constants[edge.input];
+    const bool constant = view.vertices[static_cast<size_t>(edge.from)].kind == GraphView::Kind::Constant;
+    if (op && constant && edge.input < op->constants.size() && op->constants[edge.input]) {
+      graph.vertices[static_cast<size_t>(edge.from)]["value"] = *op->constants[edge.input];
     }
     graph.edge_of[{&consumer, edge.input}] = static_cast<int>(graph.edges.size());
     graph.edges.push_back({{"from", edge.from}, {"to", edge.to}, {"input", edge.input}});
