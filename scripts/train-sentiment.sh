@@ -135,7 +135,7 @@ fi
 
 # Two stages with the same options. The first trains each member on 22,500 reviews and reports, per
 # epoch, its accuracy on the 2,500 held out (blocks of 100 neighbouring reviews of a label, whose texts
-# are left out of training; options are chosen on these figures, scripts/select-sentiment.sh), then the
+# are left out of training; options are chosen on these figures, examples/sentiment/extras/select-options.sh), then the
 # ensemble's; --validation-only stops there. The second, the model this job is for, trains each member from
 # scratch on all 25,000; the ensemble is evaluated once on the test set: a ninth more data is worth more
 # than the check it would buy (docs/sentiment.md, "The validation split").

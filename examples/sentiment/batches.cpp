@@ -13,7 +13,7 @@ namespace sentiment {
 using namespace minigrad;
 
 std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary, int64_t max_len,
-                            const NbFeatures* nb) {
+                            const Featurizer& featurizer) {
   if (max_len < 2) throw ValueError("encode", "max_len must be at least 2");
   std::vector<Example> out;
   out.reserve(reviews.size());
@@ -21,24 +21,24 @@ std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary
     std::vector<int64_t> ids;
     const std::vector<std::string> tokens = tokenize(r.text);
     for (const std::string& token : tokens) ids.push_back(vocabulary.id(token));
-    NbFeatures::Present present;
-    if (nb) present = nb->present(tokens);
+    FeatureBag bag;
+    if (featurizer) bag = featurizer(tokens);
     if (static_cast<int64_t>(ids.size()) > max_len) {
       const int64_t head = max_len / 2, tail = max_len - head;
       ids.erase(ids.begin() + head, ids.end() - tail);
     }
     if (ids.empty()) ids.push_back(Vocabulary::kUnk);
-    out.push_back({std::move(ids), r.label, std::move(present.rows), std::move(present.ratios)});
+    out.push_back({std::move(ids), r.label, std::move(bag)});
   }
   return out;
 }
 
-NgramVocabulary build_ngram_vocabulary(const Config& config, const std::vector<Example>& examples) {
-  if (config.ngram_buckets == 0 || !config.ngram_vocabulary) return {};
-  std::vector<std::span<const int64_t>> documents;
-  documents.reserve(examples.size());
-  for (const Example& e : examples) documents.emplace_back(e.ids);
-  return NgramVocabulary::build(documents, config.ngram_max, config.ngram_buckets);
+void check_tokens(const std::string& op, const Tensor& tokens, const Tensor& lengths) {
+  if (tokens.rank() != 2 || tokens.dtype() != DType::Int64 || lengths.dtype() != DType::Int64 ||
+      lengths.shape() != Shape{tokens.shape()[0]}) {
+    throw ShapeError(op, "expects int64 tokens (B, T) and lengths (B), got tokens " + tokens.shape().str() +
+                             " and lengths " + lengths.shape().str());
+  }
 }
 
 namespace {
@@ -74,15 +74,15 @@ Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>
     batch.token_count += static_cast<int64_t>(e.ids.size());
   }
   size_t k = 1;
-  for (size_t i : indices) k = std::max(k, examples[i].nb_rows.size());
-  batch.nb_rows = Tensor::zeros({b, static_cast<int64_t>(k)}, DType::Int64);
-  batch.nb_ratios = Tensor::zeros({b, static_cast<int64_t>(k)}, DType::Float32);
+  for (size_t i : indices) k = std::max(k, examples[i].bag.rows.size());
+  batch.bag_rows = Tensor::zeros({b, static_cast<int64_t>(k)}, DType::Int64);
+  batch.bag_weights = Tensor::zeros({b, static_cast<int64_t>(k)}, DType::Float32);
   for (int64_t row = 0; row < b; ++row) {
-    const Example& e = examples[indices[static_cast<size_t>(row)]];
-    std::copy(e.nb_rows.begin(), e.nb_rows.end(),
-              batch.nb_rows.data_ptr<int64_t>() + row * static_cast<int64_t>(k));
-    std::copy(e.nb_ratios.begin(), e.nb_ratios.end(),
-              batch.nb_ratios.data_ptr<float>() + row * static_cast<int64_t>(k));
+    const FeatureBag& bag = examples[indices[static_cast<size_t>(row)]].bag;
+    std::copy(bag.rows.begin(), bag.rows.end(),
+              batch.bag_rows.data_ptr<int64_t>() + row * static_cast<int64_t>(k));
+    std::copy(bag.weights.begin(), bag.weights.end(),
+              batch.bag_weights.data_ptr<float>() + row * static_cast<int64_t>(k));
   }
   return batch;
 }

@@ -1,13 +1,12 @@
-// Reviews into examples and batches: the hold-out split, encoding token ids (and the NB branch's
-// n-grams), padded batches, token dropout, and the order batches come in for training and evaluation.
+// Reviews into examples and batches: the hold-out split, encoding token ids, padded batches, token
+// dropout, and the order batches come in for training and evaluation.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
-#include "examples/sentiment/config.h"
-#include "examples/sentiment/nb_features.h"
-#include "examples/sentiment/ngrams.h"
 #include "examples/sentiment/text.h"
 #include "minigrad/minigrad.h"
 
@@ -34,25 +33,28 @@ struct Split {
 // the films apart).
 Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed, int64_t block = 100);
 
+// A review's features as a weighted bag, for a model extension that reads one (ReviewLogits, model.h):
+// rows of a table and a weight for each. The NB branch's (extras/nb_branch.h) are the review's n-grams and
+// their log-count ratios.
+struct FeatureBag {
+  std::vector<int64_t> rows;
+  std::vector<float> weights;
+};
+// A review's tokens (all of them, before truncation) -> its bag.
+using Featurizer = std::function<FeatureBag(const std::vector<std::string>& tokens)>;
+
 struct Example {
   std::vector<int64_t> ids;  // at most max_len token ids
   int64_t label = 0;
-  // With the NB branch: the rows of the review's n-grams (of the whole review, not truncated) and their
-  // r (NbFeatures::present); empty without it.
-  std::vector<int64_t> nb_rows{};
-  std::vector<float> nb_ratios{};
+  FeatureBag bag{};  // with a featurizer; empty without
 };
 
 // Token ids for each review. A review longer than max_len keeps its first max_len/2 and last
 // max_len - max_len/2 tokens: the opening and the verdict at the end carry most of the sentiment (Sun et
 // al., 2019, found head+tail truncation best for long reviews). An empty review becomes one <unk>.
-// With `nb` (a model's nb_features()), also each review's n-grams for the NB branch.
+// With a `featurizer` (a model's, SentimentModel::featurizer()), also each review's bag of features.
 std::vector<Example> encode(const std::vector<Review>& reviews, const Vocabulary& vocabulary, int64_t max_len,
-                            const NbFeatures* nb = nullptr);
-
-// The n-grams that get rows of their own when config.ngram_vocabulary is set, counted in the training
-// examples alone (as the words are, after truncation); empty when the model hashes its n-grams or has none.
-NgramVocabulary build_ngram_vocabulary(const Config& config, const std::vector<Example>& examples);
+                            const Featurizer& featurizer = {});
 
 struct Batch {
   minigrad::Tensor tokens;   // (B, T) int64, padded with <pad> to the longest review, rounded up to 16
@@ -60,10 +62,14 @@ struct Batch {
   minigrad::Tensor lengths;  // (B) int64: each review's valid length
   minigrad::Tensor labels;   // (B) int64
   int64_t token_count = 0;   // real (unpadded) tokens
-  // The NB branch's inputs: (B, K) int64 rows and float32 ratios, K the most n-grams of a review in the
-  // batch, padded with row 0 and r 0 (for the model's forward); (B, 1) of zeros when the examples have none.
-  minigrad::Tensor nb_rows{}, nb_ratios{};
+  // The examples' bags: (B, K) int64 rows and float32 weights, K the largest bag in the batch, padded with
+  // row 0 and weight 0; (B, 1) of zeros when the examples have none.
+  minigrad::Tensor bag_rows{}, bag_weights{};
 };
+
+// Throws a ShapeError from `op` unless tokens is int64 (B, T) and lengths int64 (B): what every function
+// on a batch of token ids takes.
+void check_tokens(const std::string& op, const minigrad::Tensor& tokens, const minigrad::Tensor& lengths);
 
 // The length a batch whose longest review has `longest` tokens is padded to: rounded up to a multiple
 // of 16, but never past max_len.

@@ -25,38 +25,22 @@ std::string fingerprint(const Vocabulary& v) {
   return s.str();
 }
 
-// The same for the n-grams with rows of their own.
-std::string fingerprint(const NgramVocabulary& v) {
-  size_t h = 0;
-  for (const std::vector<int64_t>& ids : v.ngrams())
-    for (int64_t id : ids) h = h * 1000003u ^ std::hash<int64_t>{}(id);
-  std::ostringstream s;
-  s << v.ngrams().size() << " n-grams, hash " << std::hex << h;
-  return s.str();
-}
-
-bool has_ngram_vocabulary(const Config& c) {
-  return c.ngram_buckets > 0 && c.ngram_vocabulary;
-}
-
 }  // namespace
+
+std::shared_ptr<SentimentModel> build_plain_model(const Config& config, const Vocabulary& vocabulary,
+                                                  const std::filesystem::path&, const SafetensorsFile&) {
+  return std::make_shared<SentimentModel>(config, vocabulary.size());
+}
 
 void Checkpoint::save(const std::filesystem::path& dir, const std::vector<FolderFile>& extra) const {
   std::map<std::string, std::string> metadata = {{"architecture", config.architecture()},
                                                  {"vocabulary", fingerprint(vocabulary)}};
   std::vector<FolderFile> files = extra;
-  if (has_ngram_vocabulary(config)) {
-    metadata["ngrams"] = fingerprint(model->ngram_vocabulary());
-    try {
-      files.emplace_back("ngrams.json", model->ngram_vocabulary().to_json(vocabulary).dump() + "\n");
-    } catch (const json::exception& e) {
-      throw Error("checkpoint", "cannot save " + dir.string() + ": " + e.what());
-    }
-  }
+  if (model->token_features) model->token_features->save_beside(vocabulary, metadata, files);
   examples::save_checkpoint_folder(dir, config.to_json(), vocabulary.tokens(), *model, metadata, files);
 }
 
-Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
+Checkpoint Checkpoint::load(const std::filesystem::path& dir, const BuildModel& build) {
   if (!std::filesystem::is_directory(dir)) {
     throw Error("checkpoint", dir.string() + " is not a folder (train a model first, or pass --model DIR)");
   }
@@ -92,21 +76,14 @@ Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
     throw Error("checkpoint", weights + " was trained with a vocabulary of " + recorded("vocabulary") +
                                   ", but vocab.json has " + fingerprint(vocabulary));
   }
-  NgramVocabulary ngrams;
-  if (has_ngram_vocabulary(config)) {
-    const std::string source = (dir / "ngrams.json").string();
-    ngrams = NgramVocabulary::from_json(parse_json(dir / "ngrams.json"), vocabulary, source);
-    if (recorded("ngrams") != fingerprint(ngrams)) {
-      throw Error("checkpoint", weights + " was trained with " + recorded("ngrams") + ", but " + source +
-                                    " has " + fingerprint(ngrams));
-    }
-  }
-  auto model = std::make_shared<SentimentModel>(config, vocabulary.size(), std::move(ngrams));
+  const std::shared_ptr<SentimentModel> model = build(config, vocabulary, dir, file);
   optim::load_weights(*model, file, weights);
-  try {
-    model->read_nb_features();
-  } catch (const Error& e) {
-    throw Error("checkpoint", weights + ": " + e.detail());
+  if (model->review_logits) {
+    try {
+      model->review_logits->weights_loaded();
+    } catch (const Error& e) {
+      throw Error("checkpoint", weights + ": " + e.detail());
+    }
   }
   // A model whose weights hold a NaN or an infinity (saved from a diverged run, or damaged) would predict
   // NaN for every review: refuse it here, naming the tensor.
@@ -117,7 +94,7 @@ Checkpoint Checkpoint::load(const std::filesystem::path& dir) {
     }
   }
   model->eval();
-  return Checkpoint{config, std::move(vocabulary), std::move(model)};
+  return Checkpoint{config, std::move(vocabulary), model};
 }
 
 }  // namespace sentiment

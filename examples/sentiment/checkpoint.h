@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -11,8 +12,18 @@
 
 namespace sentiment {
 
+// Makes the model that a checkpoint folder's configuration asks for, before its weights are loaded:
+// `weights` is the folder's model file, for the metadata its extensions saved (TokenFeatures::save_beside).
+using BuildModel = std::function<std::shared_ptr<SentimentModel>(
+    const Config& config, const Vocabulary& vocabulary, const std::filesystem::path& dir,
+    const minigrad::SafetensorsFile& weights)>;
+// The model without extensions (which refuses a configuration that asks for them).
+std::shared_ptr<SentimentModel> build_plain_model(const Config& config, const Vocabulary& vocabulary,
+                                                  const std::filesystem::path& dir,
+                                                  const minigrad::SafetensorsFile& weights);
+
 // A trained model with what it needs to read text: saved as a folder of model.safetensors, config.json
-// and vocab.json.
+// and vocab.json (and what the model's extensions keep beside them).
 struct Checkpoint {
   Config config;
   Vocabulary vocabulary;
@@ -20,9 +31,10 @@ struct Checkpoint {
 
   // Replaces the folder `dir` whole (tensor/file_io.h); `extra` files (a training state) go in with it.
   void save(const std::filesystem::path& dir, const std::vector<minigrad::FolderFile>& extra = {}) const;
-  // Checks that the three files belong together (the model file records the configuration and the
-  // vocabulary it was trained with) and says which file disagrees if not.
-  static Checkpoint load(const std::filesystem::path& dir);
+  // Checks that the files belong together (the model file records the configuration and the vocabulary
+  // it was trained with) and says which file disagrees if not. The main job's models have extensions:
+  // load them with extras/extended_model.h's build_extended_model.
+  static Checkpoint load(const std::filesystem::path& dir, const BuildModel& build = build_plain_model);
 };
 
 }  // namespace sentiment

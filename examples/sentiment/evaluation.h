@@ -1,5 +1,5 @@
-// Measuring the classifier: accuracy and loss on examples, the log-odds of an ensemble of checkpoints,
-// and one review's prediction with its attention weights.
+// Measuring the classifier: accuracy and loss on examples, log-odds, and one review's prediction with its
+// attention weights.
 #pragma once
 
 #include <cstdint>
@@ -28,15 +28,6 @@ Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples,
 std::vector<double> positive_probabilities(SentimentModel& model, const std::vector<Example>& examples);
 // The log-odds of positive, logit(positive) - logit(negative), for each example, in order.
 std::vector<double> positive_log_odds(SentimentModel& model, const std::vector<Example>& examples);
-
-// An ensemble of checkpoints (seeds of one configuration, say) reads each review with every member and
-// averages their log-odds: P(positive) = σ(mean of the members' log-odds). Accuracy and mean
-// cross-entropy of that on the reviews; one member gives that member's own figures.
-Evaluation evaluate_ensemble(const std::vector<const Checkpoint*>& members,
-                             const std::vector<Review>& reviews);
-// The ensemble's mean log-odds for each review, in order.
-std::vector<double> ensemble_log_odds(const std::vector<const Checkpoint*>& members,
-                                      const std::vector<Review>& reviews);
 
 struct Prediction {
   double positive = 0;                      // P(positive)

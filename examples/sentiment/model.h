@@ -1,62 +1,76 @@
 // The sentiment classifier: a Transformer encoder over the review's tokens, pooled over the valid
 // positions, and a linear head over two classes (negative, positive).
 //
-//   tokens (B, T) -> (Embedding + n-gram embeddings)·√d + PositionalEncoding -> N encoder layers
-//   -> masked mean and max pooling -> dropout -> Linear -> logits (B, 2)
-//   + the NB branch's logits (B, 2): Σ over the review's 1- to 3-grams f of r_f · W[f] (nb_features.h)
+//   tokens (B, T) -> Embedding·√d (+ token features) + PositionalEncoding -> N encoder layers
+//   -> masked mean and max pooling -> dropout -> Linear -> logits (B, 2) (+ review logits)
 //
-// (n-grams: ngrams.h; the configuration: config.h).
+// The two bracketed terms are extension points, empty here: modules of their own that extras/ fills (the
+// n-gram table and the Naive Bayes branch, extras/extended_model.h) for the last points of accuracy.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "examples/sentiment/batches.h"
 #include "examples/sentiment/config.h"
-#include "examples/sentiment/nb_features.h"
-#include "examples/sentiment/ngrams.h"
 #include "minigrad/minigrad.h"
 
 namespace sentiment {
 
+// Token features: vectors added to the token embeddings (at their √d scale) before the encoder.
+class TokenFeatures : public minigrad::nn::Layer<TokenFeatures> {
+ public:
+  // tokens (B, T) int64, lengths (B) int64 -> (B, T, d)
+  virtual minigrad::Variable forward(const minigrad::Tensor& tokens,
+                                     const minigrad::Tensor& lengths) const = 0;
+  // Files and metadata it keeps in a checkpoint folder beside the weights (none by default).
+  virtual void save_beside(const Vocabulary&, std::map<std::string, std::string>& /*metadata*/,
+                           std::vector<minigrad::FolderFile>& /*files*/) const {}
+};
+
+// Review logits: (B, 2) added to the head's, read from each review's bag of features (batches.h).
+class ReviewLogits : public minigrad::nn::Layer<ReviewLogits> {
+ public:
+  // batch.bag_rows and bag_weights (B, K) -> (B, 2)
+  virtual minigrad::Variable forward(const Batch& batch) const = 0;
+  // A review's bag, from all its tokens: what encode() stores in each Example.
+  virtual FeatureBag bag(const std::vector<std::string>& tokens) const = 0;
+  // Called once a checkpoint's weights are loaded, to rebuild what is computed from its buffers.
+  virtual void weights_loaded() {}
+  // The learning rate of its parameters, as a multiple of the rest's.
+  virtual double lr_scale() const { return 1; }
+};
+
+// How to make each extension, or nothing. The model calls them in its constructor, each where its
+// module sits in the model (after the encoder; after the head), so that the parameters are drawn from the
+// generator in the model's order.
+struct Extensions {
+  std::function<std::shared_ptr<TokenFeatures>()> token_features{};
+  std::function<std::shared_ptr<ReviewLogits>()> review_logits{};
+};
+
 class SentimentModel : public minigrad::nn::Layer<SentimentModel> {
  public:
-  // `ngram_vocabulary` is the list of n-grams with rows when config.ngram_vocabulary is set (unused
-  // otherwise).
-  // `nb_features` are the NB branch's n-grams and ratios when config.nb_max > 0; empty, the branch's
-  // buffers start at zero for a checkpoint's weights to fill (then call read_nb_features()).
-  SentimentModel(const Config& config, int64_t vocab_size, NgramVocabulary ngram_vocabulary = {},
-                 NbFeatures nb_features = {});
+  SentimentModel(const Config& config, int64_t vocab_size, const Extensions& extensions = {});
 
-  // tokens (B, T) int64, lengths (B) int64 -> logits (B, 2). With the NB branch, also nb_rows (B, K)
-  // int64, the rows of each review's n-grams (padded with 0), and nb_ratios (B, K), their r.
-  minigrad::Variable forward(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths,
-                             const minigrad::Tensor& nb_rows = {},
-                             const minigrad::Tensor& nb_ratios = {}) const;
+  // batch.tokens (B, T) int64, batch.lengths (B) int64 (and, with review logits, the bags) -> logits (B, 2)
+  minigrad::Variable forward(const Batch& batch) const;
   // The encoder's output at every position, before pooling: (B, T, d). Masked-token pretraining
   // predicts tokens from it; forward pools it.
   minigrad::Variable encode(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths) const;
+  // What encode() (batches.h) needs to fill each Example's bag for the review logits; empty without them.
+  Featurizer featurizer() const;
 
   std::string name() const override { return "SentimentModel"; }
 
   std::shared_ptr<minigrad::nn::TransformerEncoder> encoder;
-  std::shared_ptr<minigrad::nn::Embedding> ngrams;  // nullptr without n-grams
+  std::shared_ptr<TokenFeatures> token_features;  // nullptr without
   std::shared_ptr<minigrad::nn::Dropout> dropout;
   std::shared_ptr<minigrad::nn::Linear> head;
-  std::shared_ptr<minigrad::nn::Embedding> nb;  // (nb_rows, 2), zero at first; nullptr without the branch
-  // The NB branch's n-grams and ratios, nullptr without it.
-  const NbFeatures* nb_features() const { return nb ? &nb_features_ : nullptr; }
-  // Rebuilds them from the buffers nb_keys and nb_ratios, after a checkpoint's weights were loaded.
-  void read_nb_features();
-  // Which n-grams own rows of `ngrams`, with config.ngram_vocabulary; empty when they are hashed.
-  const NgramVocabulary& ngram_vocabulary() const { return ngram_vocabulary_; }
-
- private:
-  int64_t ngram_max_;
-  int64_t nb_max_;
-  bool hashed_ngrams_;
-  NgramVocabulary ngram_vocabulary_;
-  NbFeatures nb_features_;
-  minigrad::Variable nb_keys_, nb_ratios_;  // buffers: saved with the weights
+  std::shared_ptr<ReviewLogits> review_logits;  // nullptr without
 };
 
 }  // namespace sentiment

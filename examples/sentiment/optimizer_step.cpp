@@ -31,26 +31,37 @@ double reduce_and_clip(const std::vector<Variable>& parameters, const Ranks& ran
   return waited;
 }
 
+namespace {
+
+// Whether p is one of the module's parameters (none if there is no module).
+bool owns(const nn::Module* module, const Variable& p) {
+  if (!module) return false;
+  for (const Variable& q : module->parameters())
+    if (q.is_same(p)) return true;
+  return false;
+}
+
+}  // namespace
+
 Optimizers::Optimizers(SentimentModel& model, const Config& c)
-    : nb_scale_(c.nb_lr > 0 ? c.nb_lr / c.lr : 1.0) {
-  std::vector<std::pair<std::string, Variable>> dense, sparse, nb;
+    : logits_scale_(model.review_logits ? model.review_logits->lr_scale() : 1.0) {
+  std::vector<std::pair<std::string, Variable>> dense, sparse, logits;
   for (const auto& [name, p] : model.named_parameters()) {
-    const bool table =
-        p.is_same(model.encoder->embedding->weight) || (model.ngrams && p.is_same(model.ngrams->weight));
-    if (model.nb && p.is_same(model.nb->weight))
-      nb.emplace_back(name, p);
+    const bool table = p.is_same(model.encoder->embedding->weight) || owns(model.token_features.get(), p);
+    if (owns(model.review_logits.get(), p))
+      logits.emplace_back(name, p);
     else
       (c.sparse_embeddings && table ? sparse : dense).emplace_back(name, p);
     parameters_.push_back(p);
   }
   dense_.emplace(dense, optim::AdamWOptions{.lr = c.lr, .weight_decay = c.weight_decay});
   if (!sparse.empty()) sparse_.emplace(sparse, optim::SparseAdamOptions{.lr = c.lr});
-  if (!nb.empty()) nb_.emplace(nb, optim::SparseAdamOptions{.lr = c.lr * nb_scale_});
+  if (!logits.empty()) logits_.emplace(logits, optim::SparseAdamOptions{.lr = c.lr * logits_scale_});
 }
 
 void Optimizers::set_learning_rate(double lr) {
   for (optim::Optimizer* o : all()) o->set_learning_rate(lr);
-  if (nb_) nb_->set_learning_rate(lr * nb_scale_);
+  if (logits_) logits_->set_learning_rate(lr * logits_scale_);
 }
 
 void Optimizers::zero_grad() {
@@ -64,7 +75,7 @@ void Optimizers::step() {
 std::vector<optim::Optimizer*> Optimizers::all() {
   std::vector<optim::Optimizer*> list = {&*dense_};
   if (sparse_) list.push_back(&*sparse_);
-  if (nb_) list.push_back(&*nb_);
+  if (logits_) list.push_back(&*logits_);
   return list;
 }
 

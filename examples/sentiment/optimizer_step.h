@@ -24,9 +24,9 @@ double reduce_and_clip(const std::vector<minigrad::Variable>& parameters, const 
                        const std::string& lr_option);
 
 // The classifier's optimizers: AdamW for the whole model, or, with config.sparse_embeddings, AdamW for
-// all but the two embedding tables and SparseAdam for those (their gradients are row-sparse, which AdamW
-// refuses: it would step every row); with the NB branch, a third (SparseAdam) for its table, at nb_lr.
-// One schedule for all.
+// all but the tables (the token embedding, and the token features' tables) and SparseAdam for those
+// (their gradients are row-sparse, which AdamW refuses: it would step every row); with review logits, a
+// third (SparseAdam) for their tables, at their lr_scale(). One schedule for all.
 class Optimizers {
  public:
   Optimizers(SentimentModel& model, const Config& c);
@@ -34,15 +34,15 @@ class Optimizers {
   void set_learning_rate(double lr);
   void zero_grad();
   void step();
-  // In a fixed order, for the training state: AdamW, then the tables' SparseAdam and the NB branch's, for
-  // those there are.
+  // In a fixed order, for the training state: AdamW, then the tables' SparseAdam and the review logits',
+  // for those there are.
   std::vector<minigrad::optim::Optimizer*> all();
 
  private:
-  double nb_scale_;                             // the NB branch's learning rate over the rest's
+  double logits_scale_;                         // the review logits' learning rate over the rest's
   std::vector<minigrad::Variable> parameters_;  // all of them, in the model's order
   std::optional<minigrad::optim::AdamW> dense_;
-  std::optional<minigrad::optim::SparseAdam> sparse_, nb_;
+  std::optional<minigrad::optim::SparseAdam> sparse_, logits_;
 };
 
 }  // namespace sentiment

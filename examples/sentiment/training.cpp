@@ -70,10 +70,9 @@ std::array<double, 4> forward_backward(SentimentModel& model, const std::vector<
                                        const Ranks& ranks) {
   const std::vector<size_t> mine = share_of_batch(batch, examples, c, ranks);
   if (mine.empty()) return {0, 0, 0, 0};
-  const Batch b = make_batch(examples, mine, c.max_len);
-  const Tensor tokens =
-      c.token_dropout > 0 ? drop_tokens(b.tokens, b.lengths, c.token_dropout, default_generator()) : b.tokens;
-  const Variable logits = model(tokens, b.lengths, b.nb_rows, b.nb_ratios);  // (B, 2)
+  Batch b = make_batch(examples, mine, c.max_len);
+  if (c.token_dropout > 0) b.tokens = drop_tokens(b.tokens, b.lengths, c.token_dropout, default_generator());
+  const Variable logits = model(b);  // (B, 2)
   Variable loss = cross_entropy(logits, b.labels, {.label_smoothing = c.label_smoothing});
   const double n = static_cast<double>(mine.size());
   const std::array<double, 4> stats = {loss.item() * n, static_cast<double>(count_correct(logits, b.labels)),

@@ -11,6 +11,7 @@
 
 #include "examples/sentiment/batches.h"
 #include "examples/sentiment/checkpoint.h"
+#include "examples/sentiment/extras/extended_model.h"
 
 namespace sentiment::testing {
 
@@ -64,9 +65,9 @@ struct SmallRun {
     examples = encode(reviews, vocabulary, config.max_len);
   }
   Checkpoint make() const {
-    return Checkpoint{config, vocabulary,
-                      std::make_shared<SentimentModel>(config, vocabulary.size(),
-                                                       build_ngram_vocabulary(config, examples))};
+    return Checkpoint{
+        config, vocabulary,
+        make_extended_model(config, vocabulary.size(), build_ngram_vocabulary(config, examples))};
   }
 };
 

@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_CASE(a_failed_save_at_any_step_leaves_the_old_checkpoint_loadabl
     });
     BOOST_CHECK_THROW(new_model.save(dir), SimulatedCrash);
     minigrad::testing::set_write_step_hook(nullptr);
-    const Checkpoint loaded = Checkpoint::load(dir);  // always a whole checkpoint
+    const Checkpoint loaded = load_extended_checkpoint(dir);  // always a whole checkpoint
     BOOST_TEST((positive_probabilities(*loaded.model, run.examples) == (swapped ? new_p : old_p)),
                "after a failure at '" << steps[k] << "'");
   }

@@ -1,8 +1,8 @@
-// TextCNN and BiRNN (examples/sentiment/cnn_rnn.h): shapes, and that a review's logits depend on its
+// TextCNN and BiRNN (examples/sentiment/extras/cnn_rnn.h): shapes, and that a review's logits depend on its
 // valid tokens only, whatever the padding after them holds and however long the batch is padded.
 #include <boost/test/unit_test.hpp>
 
-#include "examples/sentiment/cnn_rnn.h"
+#include "examples/sentiment/extras/cnn_rnn.h"
 
 using namespace minigrad;
 using namespace sentiment;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "examples/sentiment/evaluation.h"
+#include "examples/sentiment/extras/ensembles.h"
 #include "examples/sentiment/training.h"
 
 #include "test_helpers.h"

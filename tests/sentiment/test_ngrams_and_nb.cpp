@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(a_model_with_ngrams_learns_word_order_and_reports_validatio
   run.config.dropout = 0;
   const std::vector<Example> validation = encode(split.validation, run.vocabulary, run.config.max_len);
   Checkpoint checkpoint = run.make();
-  BOOST_REQUIRE(checkpoint.model->ngrams != nullptr);
+  BOOST_REQUIRE(ngram_table(*checkpoint.model) != nullptr);
   std::ostringstream progress;
   const TrainingLog log = train(checkpoint, run.examples, progress, {.validation = &validation});
   BOOST_REQUIRE(log.epoch_validation.size() == 6u);
@@ -127,28 +127,29 @@ BOOST_AUTO_TEST_CASE(a_model_with_ngrams_learns_word_order_and_reports_validatio
   BOOST_TEST(log.epoch_validation.back().loss < log.epoch_validation.front().loss);
   BOOST_TEST(progress.str().find("epoch 6: training loss") != std::string::npos, progress.str());
   // The padding row of the n-gram table never learns.
-  const Tensor padding = checkpoint.model->ngrams->weight.data().select(0, 0);
+  const Tensor padding = ngram_table(*checkpoint.model)->table->weight.data().select(0, 0);
   BOOST_TEST(padding.to_vector() == std::vector<double>(16, 0.0));
   // Saved and loaded with its n-gram table; a config.json without the n-gram fields (as written before
   // they existed) describes a model without them, and is refused for these weights.
   const fs::path dir = fs::temp_directory_path() / ("sentiment_ngrams_" + std::to_string(::getpid()));
   checkpoint.save(dir);
-  BOOST_TEST(positive_probabilities(*Checkpoint::load(dir).model, validation) ==
+  BOOST_TEST(positive_probabilities(*load_extended_checkpoint(dir).model, validation) ==
              positive_probabilities(*checkpoint.model, validation));
   // Its n-grams are saved as text, the most common first; a list that is not the one it trained with
   // (the same length) is refused, as is a missing one.
   const nlohmann::json saved = nlohmann::json::parse(read_file("test", (dir / "ngrams.json").string()));
   BOOST_REQUIRE(saved.is_array());
-  BOOST_TEST(saved.size() == checkpoint.model->ngram_vocabulary().ngrams().size());
+  BOOST_TEST(saved.size() == ngram_table(*checkpoint.model)->vocabulary().ngrams().size());
   BOOST_TEST((std::find(saved.begin(), saved.end(), "not good") != saved.end()));
   nlohmann::json reordered = saved;
   std::swap(reordered[0], reordered[1]);
   write(dir / "ngrams.json", reordered.dump());
-  expect_error_containing<Error>([&] { Checkpoint::load(dir); }, "model.safetensors was trained with");
+  expect_error_containing<Error>([&] { load_extended_checkpoint(dir); },
+                                 "model.safetensors was trained with");
   fs::remove(dir / "ngrams.json");
-  expect_error_containing<Error>([&] { Checkpoint::load(dir); }, "ngrams.json");
+  expect_error_containing<Error>([&] { load_extended_checkpoint(dir); }, "ngrams.json");
   write(dir / "ngrams.json", saved.dump());
-  BOOST_TEST(positive_probabilities(*Checkpoint::load(dir).model, validation) ==
+  BOOST_TEST(positive_probabilities(*load_extended_checkpoint(dir).model, validation) ==
              positive_probabilities(*checkpoint.model, validation));
   nlohmann::json old = Config(run.config).to_json();
   old.erase("ngram_buckets");
@@ -157,7 +158,7 @@ BOOST_AUTO_TEST_CASE(a_model_with_ngrams_learns_word_order_and_reports_validatio
   old.erase("validation");
   old.erase("validation_seed");
   write(dir / "config.json", old.dump());
-  expect_error_containing<Error>([&] { Checkpoint::load(dir); },
+  expect_error_containing<Error>([&] { load_extended_checkpoint(dir); },
                                  "ngram_buckets=64 ngram_max=2 ngram_vocabulary=1, but config.json says");
   fs::remove_all(dir);
 }
@@ -171,8 +172,8 @@ BOOST_AUTO_TEST_CASE(nb_ratios_are_the_smoothed_log_count_ratios_of_the_training
   BOOST_TEST(unigrams.kept() == 3);
   BOOST_TEST(unigrams.keys().numel() == 10);
   auto ratios_of = [](const NbFeatures& nb, const std::vector<std::string>& tokens) {
-    const NbFeatures::Present present = nb.present(tokens);
-    std::vector<double> r(present.ratios.begin(), present.ratios.end());
+    const FeatureBag present = nb.present(tokens);
+    std::vector<double> r(present.weights.begin(), present.weights.end());
     std::sort(r.begin(), r.end());
     return r;
   };
@@ -184,7 +185,7 @@ BOOST_AUTO_TEST_CASE(nb_ratios_are_the_smoothed_log_count_ratios_of_the_training
   BOOST_TEST(got[0] == film, boost::test_tools::tolerance(1e-6));
   BOOST_TEST(got[1] == good, boost::test_tools::tolerance(1e-6));
   BOOST_TEST(ratios_of(unigrams, {"bad"})[0] == bad, boost::test_tools::tolerance(1e-6));
-  const NbFeatures::Present present = unigrams.present({"film", "good", "bad"});
+  const FeatureBag present = unigrams.present({"film", "good", "bad"});
   BOOST_TEST(std::is_sorted(present.rows.begin(), present.rows.end()));
   BOOST_TEST((std::set<int64_t>(present.rows.begin(), present.rows.end()) == std::set<int64_t>{1, 2, 3}));
   // Bigrams as well: "good film" and "bad film" get rows of their own.
@@ -218,39 +219,46 @@ BOOST_AUTO_TEST_CASE(the_nb_branch_moves_only_its_reviews_rows_and_reloads_exact
   NbFeatures nb = NbFeatures::build(tokens, labels, 2, 256, 1);
   BOOST_REQUIRE(nb.kept() > 20);
   BOOST_REQUIRE(nb.kept() < 255);  // rows left unused: no review looks them up
-  const std::vector<Example> examples = encode(run.reviews, run.vocabulary, run.config.max_len, &nb);
-  BOOST_TEST(!examples[0].nb_rows.empty());
-  BOOST_TEST(examples[0].nb_rows.size() == examples[0].nb_ratios.size());
+  const std::vector<Example> examples =
+      encode(run.reviews, run.vocabulary, run.config.max_len, [&](const auto& t) { return nb.present(t); });
+  BOOST_TEST(!examples[0].bag.rows.empty());
+  BOOST_TEST(examples[0].bag.rows.size() == examples[0].bag.weights.size());
   manual_seed(6);
-  Checkpoint checkpoint{
-      run.config, run.vocabulary,
-      std::make_shared<SentimentModel>(run.config, run.vocabulary.size(),
-                                       build_ngram_vocabulary(run.config, examples), std::move(nb))};
-  const Tensor& table = checkpoint.model->nb->weight.data();
+  Checkpoint checkpoint{run.config, run.vocabulary,
+                        make_extended_model(run.config, run.vocabulary.size(),
+                                            build_ngram_vocabulary(run.config, examples), std::move(nb))};
+  const Tensor& table = nb_branch(*checkpoint.model)->table->weight.data();
   BOOST_TEST(sum(abs(table)).item() == 0.0);  // the branch starts silent
   std::ostringstream progress;
   train(checkpoint, examples, progress);
-  const int64_t kept = checkpoint.model->nb_features()->kept();
+  const int64_t kept = nb_branch(*checkpoint.model)->features().kept();
   BOOST_TEST(sum(abs(table.slice(0, 1, kept + 1))).item() > 0.0);
   BOOST_TEST(sum(abs(table.slice(0, kept + 1, 256))).item() == 0.0);  // never looked up, never moved
   BOOST_TEST(sum(abs(table.select(0, 0))).item() == 0.0);             // the padding row
   // Saved and loaded: the same n-grams, ratios and probabilities, to the bit.
   const fs::path dir = fs::temp_directory_path() / ("sentiment_nb_test_" + std::to_string(::getpid()));
   checkpoint.save(dir);
-  const Checkpoint reloaded = Checkpoint::load(dir);
-  BOOST_REQUIRE(reloaded.model->nb_features() != nullptr);
+  const Checkpoint reloaded = load_extended_checkpoint(dir);
+  BOOST_REQUIRE(nb_branch(*reloaded.model) != nullptr);
   const std::vector<Example> again =
-      encode(run.reviews, reloaded.vocabulary, reloaded.config.max_len, reloaded.model->nb_features());
-  BOOST_TEST(again[3].nb_rows == examples[3].nb_rows);
+      encode(run.reviews, reloaded.vocabulary, reloaded.config.max_len, reloaded.model->featurizer());
+  BOOST_TEST(again[3].bag.rows == examples[3].bag.rows);
+  BOOST_TEST(again[3].bag.weights == examples[3].bag.weights);
   BOOST_TEST(positive_probabilities(*reloaded.model, again) ==
              positive_probabilities(*checkpoint.model, examples));
   fs::remove_all(dir);
   // The branch needs its inputs, and says so.
-  const Batch batch = make_batch(examples, {0, 1}, run.config.max_len);
-  expect_error_containing<ShapeError>(
-      [&] { (*checkpoint.model)(batch.tokens, batch.lengths); },
-      "SentimentModel: the NB branch expects nb_rows (B, K) int64 and nb_ratios "
-      "(B, K) for 2 reviews, got nb_rows none");
+  Batch batch = make_batch(examples, {0, 1}, run.config.max_len);
+  batch.bag_rows = Tensor();
+  batch.bag_weights = Tensor();
+  expect_error_containing<ShapeError>([&] { (*checkpoint.model)(batch); },
+                                      "NbBranch: expects the batch's bag_rows (B, K) int64 and bag_weights "
+                                      "(B, K) for 2 reviews, got bag_rows none");
+  // The plain model refuses a configuration that asks for the branch it was not given.
+  expect_error_containing<ValueError>(
+      [&] { SentimentModel(run.config, run.vocabulary.size()); },
+      "SentimentModel: the configuration asks for an n-gram table (ngram_buckets 64) but the model was "
+      "given none");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "examples/sentiment/pretraining.h"
+#include "examples/sentiment/extras/pretraining.h"
 
 #include "test_helpers.h"
 #include "tests/sentiment/sentiment_helpers.h"

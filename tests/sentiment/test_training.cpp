@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "examples/sentiment/evaluation.h"
-#include "examples/sentiment/pretraining.h"
+#include "examples/sentiment/extras/pretraining.h"
 #include "examples/sentiment/training.h"
 #include "minigrad/tensor/file_io.h"
 
@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(text_that_is_not_utf8_trains_and_its_vocabulary_saves_and_r
   train(checkpoint, run.examples, progress, {.max_steps = 2});
   const fs::path dir = fs::temp_directory_path() / ("sentiment_utf8_" + std::to_string(::getpid()));
   checkpoint.save(dir);
-  const Checkpoint reloaded = Checkpoint::load(dir);
+  const Checkpoint reloaded = load_extended_checkpoint(dir);
   BOOST_TEST(reloaded.vocabulary.tokens() == checkpoint.vocabulary.tokens());
   BOOST_TEST(reloaded.vocabulary.id("caf\xef\xbf\xbd") > Vocabulary::kUnk);  // "café" in Latin-1
   fs::remove_all(dir);

@@ -15,14 +15,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "examples/sentiment/text.h"
+#include "examples/sentiment/batches.h"
+#include "examples/sentiment/config.h"
 #include "minigrad/minigrad.h"
 
 namespace sentiment {
-
-// Throws a ShapeError from `op` unless tokens is int64 (B, T) and lengths int64 (B): what every function
-// on a batch of token ids takes.
-void check_tokens(const std::string& op, const minigrad::Tensor& tokens, const minigrad::Tensor& lengths);
 
 // The n-grams of each review's token ids, as rows of a table of `buckets` rows: (B, T, max_n - 1) int64,
 // column n - 2 the row of the n-gram that ends at position t (tokens t-n+1 .. t), for n = 2 .. max_n. An
@@ -67,5 +64,9 @@ class NgramVocabulary {
   std::vector<std::vector<int64_t>> ngrams_;
   std::unordered_map<std::string, int64_t, BytesHash, std::equal_to<>> row_of_;  // ids' bytes -> row
 };
+
+// The n-grams that get rows of their own when config.ngram_vocabulary is set, counted in the training
+// examples alone (as the words are, after truncation); empty when the model hashes its n-grams or has none.
+NgramVocabulary build_ngram_vocabulary(const Config& config, const std::vector<Example>& examples);
 
 }  // namespace sentiment

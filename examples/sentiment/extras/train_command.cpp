@@ -13,8 +13,9 @@
 #include <sstream>
 
 #include "examples/plot/plot.h"
-#include "examples/sentiment/commands.h"
-#include "examples/sentiment/pretraining.h"
+#include "examples/sentiment/extras/commands.h"
+#include "examples/sentiment/extras/extended_model.h"
+#include "examples/sentiment/extras/pretraining.h"
 #include "examples/sentiment/training.h"
 #include "minigrad/tensor/file_io.h"
 
@@ -104,7 +105,7 @@ struct Resumed {
 
 std::optional<Resumed> load_resumed(const Config& config, const TrainArgs& args) {
   if (args.resume.empty()) return std::nullopt;
-  Checkpoint checkpoint = Checkpoint::load(args.resume);
+  Checkpoint checkpoint = load_extended_checkpoint(args.resume);
   const std::string changed = differences(checkpoint.config, config);
   if (!changed.empty()) {
     throw Error("train --resume", args.resume + " was saved with another configuration: " + changed +
@@ -187,16 +188,22 @@ TrainingData encode_reviews(const Config& config, const TrainArgs& args, const R
     for (const Review& r : reviews.training) labels.push_back(r.label);
     data.nb = NbFeatures::build(tokenized, labels, config.nb_max, config.nb_rows, config.nb_min_reviews);
   }
-  const NbFeatures* nb = resumed ? resumed->model->nb_features() : (data.nb.empty() ? nullptr : &data.nb);
+  const NbBranch* saved_nb = resumed ? nb_branch(*resumed->model) : nullptr;
+  const NbFeatures* nb = saved_nb ? &saved_nb->features() : (data.nb.empty() ? nullptr : &data.nb);
   data.nb_count = nb ? nb->kept() : 0;
-  data.examples = encode(reviews.training, data.vocabulary, config.max_len, nb);
-  data.validation = encode(reviews.validation, data.vocabulary, config.max_len, nb);
+  const Featurizer featurizer = [nb](const std::vector<std::string>& tokens) { return nb->present(tokens); };
+  data.examples = encode(reviews.training, data.vocabulary, config.max_len, nb ? featurizer : Featurizer{});
+  data.validation =
+      encode(reviews.validation, data.vocabulary, config.max_len, nb ? featurizer : Featurizer{});
   data.ngrams = build_ngram_vocabulary(config, data.examples);
-  if (resumed && resumed->model->ngram_vocabulary().ngrams() != data.ngrams.ngrams()) {
+  const NgramTable* saved_ngrams = resumed ? ngram_table(*resumed->model) : nullptr;
+  const std::vector<std::vector<int64_t>> no_ngrams;
+  const auto& saved = saved_ngrams ? saved_ngrams->vocabulary().ngrams() : no_ngrams;
+  if (resumed && saved != data.ngrams.ngrams()) {
     throw Error("train --resume", args.resume + "/ngrams.json is not the n-grams of this training data (" +
-                                      std::to_string(resumed->model->ngram_vocabulary().ngrams().size()) +
-                                      " saved, " + std::to_string(data.ngrams.ngrams().size()) +
-                                      " built from " + args.data + ")");
+                                      std::to_string(saved.size()) + " saved, " +
+                                      std::to_string(data.ngrams.ngrams().size()) + " built from " +
+                                      args.data + ")");
   }
   data.ngram_count = data.ngrams.ngrams().size();
   return data;
@@ -260,11 +267,11 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   std::ostream& out = root ? std::cout : silent;  // only rank 0 reports
   const Reviews reviews = read_reviews(config, args, root);
   TrainingData data = encode_reviews(config, args, reviews, resumed ? &resumed->checkpoint : nullptr);
-  Checkpoint checkpoint =
-      resumed ? std::move(resumed->checkpoint)
-              : Checkpoint{config, data.vocabulary,
-                           std::make_shared<SentimentModel>(config, data.vocabulary.size(),
-                                                            std::move(data.ngrams), std::move(data.nb))};
+  Checkpoint checkpoint = resumed
+                              ? std::move(resumed->checkpoint)
+                              : Checkpoint{config, data.vocabulary,
+                                           make_extended_model(config, data.vocabulary.size(),
+                                                               std::move(data.ngrams), std::move(data.nb))};
   parallel.broadcast(*checkpoint.model);  // every rank starts from rank 0's weights
   // Dropout differs between ranks (each sees other examples) and is reproducible from the seed.
   if (ranks.world > 1)
@@ -308,7 +315,7 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   if (args.evaluate_test) {
     const Evaluation e = evaluate(
         *checkpoint.model,
-        encode(reviews.test, data.vocabulary, config.max_len, checkpoint.model->nb_features()), 64, ranks);
+        encode(reviews.test, data.vocabulary, config.max_len, checkpoint.model->featurizer()), 64, ranks);
     if (root) print_evaluation("IMDB test", e);
   }
   out << "total wall time (loading, training, evaluation): " << std::fixed << std::setprecision(1)

@@ -8,7 +8,7 @@
 
 #include "examples/sentiment/config.h"
 #include "examples/sentiment/evaluation.h"
-#include "examples/sentiment/parallel.h"
+#include "examples/sentiment/extras/parallel.h"
 #include "examples/sentiment/text.h"
 
 namespace sentiment {

@@ -1,4 +1,4 @@
-#include "examples/sentiment/pretraining.h"
+#include "examples/sentiment/extras/pretraining.h"
 
 #include <algorithm>
 #include <array>

@@ -4,8 +4,10 @@
 #include <filesystem>
 #include <iostream>
 
-#include "examples/sentiment/attention_plot.h"
-#include "examples/sentiment/commands.h"
+#include "examples/sentiment/extras/attention_plot.h"
+#include "examples/sentiment/extras/commands.h"
+#include "examples/sentiment/extras/ensembles.h"
+#include "examples/sentiment/extras/extended_model.h"
 #include "minigrad/tensor/file_io.h"
 
 namespace sentiment {
@@ -59,7 +61,8 @@ Evaluation evaluate_nonempty(const std::vector<const Checkpoint*>& members, cons
 int run_eval(const std::vector<std::string>& model_dirs, const std::string& data,
              const std::vector<std::string>& tsv_files, bool held_out) {
   std::vector<Checkpoint> checkpoints;
-  for (const std::string& dir : model_folders(model_dirs)) checkpoints.push_back(Checkpoint::load(dir));
+  for (const std::string& dir : model_folders(model_dirs))
+    checkpoints.push_back(load_extended_checkpoint(dir));
   std::vector<const Checkpoint*> members;
   for (const Checkpoint& c : checkpoints) members.push_back(&c);
   if (members.size() > 1)
@@ -98,7 +101,7 @@ int run_predict(const std::vector<std::string>& model_dirs, std::string text, co
   if (text.empty()) throw Error("predict", "no text: give a review as an argument or with --file");
   const std::vector<std::string> folders = model_folders(model_dirs);
   std::vector<Checkpoint> checkpoints;
-  for (const std::string& dir : folders) checkpoints.push_back(Checkpoint::load(dir));
+  for (const std::string& dir : folders) checkpoints.push_back(load_extended_checkpoint(dir));
   const Checkpoint& checkpoint = checkpoints.front();  // the attention heatmap is the first model's
   const std::string model_dir = folders.front();
   if (!heatmap.empty() && (layer < 0 || layer >= checkpoint.config.num_layers || head < 0 ||

@@ -1,4 +1,4 @@
-#include "examples/sentiment/cnn_rnn.h"
+#include "examples/sentiment/extras/cnn_rnn.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "examples/sentiment/nb_features.h"
+#include "examples/sentiment/extras/nb_features.h"
 
 #include <algorithm>
 #include <bit>
@@ -87,14 +87,14 @@ NbFeatures::NbFeatures(Tensor keys, Tensor ratios, int64_t max_n)
   }
 }
 
-NbFeatures::Present NbFeatures::present(const std::vector<std::string>& tokens) const {
-  Present out;
+FeatureBag NbFeatures::present(const std::vector<std::string>& tokens) const {
+  FeatureBag out;
   for (uint64_t k : review_keys(tokens, max_n_)) {
     const auto it = row_of_.find(k);
     if (it != row_of_.end()) out.rows.push_back(it->second);
   }
   std::sort(out.rows.begin(), out.rows.end());
-  for (int64_t row : out.rows) out.ratios.push_back(ratio_of_row_[static_cast<size_t>(row)]);
+  for (int64_t row : out.rows) out.weights.push_back(ratio_of_row_[static_cast<size_t>(row)]);
   return out;
 }
 

@@ -1,6 +1,6 @@
-// minigrad-sentiment-cnn-rnn: d2l's TextCNN and BiRNN (examples/sentiment/cnn_rnn.h) trained from scratch
-// on IMDB with the Transformer classifier's tokens and validation split (examples/sentiment/training.h),
-// so that the three families compare on the same data (docs/sentiment.md).
+// minigrad-sentiment-cnn-rnn: d2l's TextCNN and BiRNN (examples/sentiment/extras/cnn_rnn.h) trained from
+// scratch on IMDB with the Transformer classifier's tokens and validation split
+// (examples/sentiment/training.h), so that the three families compare on the same data (docs/sentiment.md).
 //
 //   minigrad-sentiment-cnn-rnn --model textcnn --data data/aclImdb             # validate on 2,500 held out
 //   minigrad-sentiment-cnn-rnn --model birnn --validation 0 --test --seed 1    # the final figure
@@ -15,7 +15,7 @@
 #include <iostream>
 
 #include "examples/sentiment/batches.h"
-#include "examples/sentiment/cnn_rnn.h"
+#include "examples/sentiment/extras/cnn_rnn.h"
 
 using namespace minigrad;
 using namespace sentiment;

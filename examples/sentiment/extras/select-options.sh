@@ -12,14 +12,14 @@
 # The rule, fixed before the runs: the candidate with the highest mean validation accuracy of the three
 # members wins; on a tie, the ensemble's accuracy decides, then the value in force before.
 #
-#   scripts/select-sentiment.sh            # the search above, a table per option and the choices
-#   scripts/select-sentiment.sh --steps 1  # only the first option's search (--steps 2: the first two)
+#   examples/sentiment/extras/select-options.sh            # the search above, a table per option and the choices
+#   examples/sentiment/extras/select-options.sh --steps 1  # only the first option's search (--steps 2: the first two)
 #
 # Each candidate's output is kept in out/selection/ (embedding-std-0.05,heads-2,positions-sinusoids.log
 # and so on), and read back instead of run again. About 4 minutes a candidate on 2 cores; 7 candidates
 # where the values in force before stay.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../../.."
 steps=3
 while [ $# -gt 0 ]; do
   case $1 in

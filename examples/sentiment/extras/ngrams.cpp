@@ -1,4 +1,4 @@
-#include "examples/sentiment/ngrams.h"
+#include "examples/sentiment/extras/ngrams.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,14 +9,6 @@ namespace sentiment {
 
 using namespace minigrad;
 using json = nlohmann::json;
-
-void check_tokens(const std::string& op, const Tensor& tokens, const Tensor& lengths) {
-  if (tokens.rank() != 2 || tokens.dtype() != DType::Int64 || lengths.dtype() != DType::Int64 ||
-      lengths.shape() != Shape{tokens.shape()[0]}) {
-    throw ShapeError(op, "expects int64 tokens (B, T) and lengths (B), got tokens " + tokens.shape().str() +
-                             " and lengths " + lengths.shape().str());
-  }
-}
 
 Tensor ngram_rows(const Tensor& tokens, const Tensor& lengths, int64_t buckets, int64_t max_n) {
   check_tokens("ngram_rows", tokens, lengths);
@@ -168,6 +160,14 @@ NgramVocabulary NgramVocabulary::from_json(const json& j, const Vocabulary& voca
   } catch (const ValueError& e) {
     throw Error("checkpoint", source + ": " + e.detail());
   }
+}
+
+NgramVocabulary build_ngram_vocabulary(const Config& config, const std::vector<Example>& examples) {
+  if (config.ngram_buckets == 0 || !config.ngram_vocabulary) return {};
+  std::vector<std::span<const int64_t>> documents;
+  documents.reserve(examples.size());
+  for (const Example& e : examples) documents.emplace_back(e.ids);
+  return NgramVocabulary::build(documents, config.ngram_max, config.ngram_buckets);
 }
 
 }  // namespace sentiment

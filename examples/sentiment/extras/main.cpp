@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "examples/common/config_flags.h"
-#include "examples/sentiment/commands.h"
+#include "examples/sentiment/extras/commands.h"
 
 using namespace sentiment;
 using namespace minigrad;

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "examples/sentiment/batches.h"
 #include "minigrad/minigrad.h"
 
 namespace sentiment {
@@ -36,12 +37,8 @@ class NbFeatures {
   // saved model reads the same rows on any machine). Never 0.
   static uint64_t key(const std::vector<std::string>& tokens, size_t begin, size_t n);
 
-  // The rows of the n-grams present in a review (each once, sorted), and their r, in the same order.
-  struct Present {
-    std::vector<int64_t> rows;
-    std::vector<float> ratios;
-  };
-  Present present(const std::vector<std::string>& tokens) const;
+  // The rows of the n-grams present in a review (each once, sorted), weighted by their r.
+  FeatureBag present(const std::vector<std::string>& tokens) const;
 
   bool empty() const { return row_of_.empty(); }
   int64_t max_n() const { return max_n_; }
