@@ -8,7 +8,7 @@
 
 #include "examples/sentiment/batches.h"
 #include "examples/sentiment/checkpoint.h"
-#include "examples/sentiment/data_parallel.h"
+#include "examples/sentiment/ranks.h"
 
 namespace sentiment {
 

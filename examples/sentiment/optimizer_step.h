@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "examples/sentiment/data_parallel.h"
 #include "examples/sentiment/model.h"
+#include "examples/sentiment/ranks.h"
 #include "minigrad/minigrad.h"
 
 namespace sentiment {

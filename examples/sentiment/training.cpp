@@ -68,7 +68,7 @@ int64_t total_steps(const std::vector<Example>& examples, const Config& c, const
 std::array<double, 4> forward_backward(SentimentModel& model, const std::vector<Example>& examples,
                                        const std::vector<size_t>& batch, const Config& c,
                                        const Ranks& ranks) {
-  const std::vector<size_t> mine = share_of_batch(batch, examples, c, ranks);
+  const std::vector<size_t> mine = ranks.share_of_batch(batch, examples);
   if (mine.empty()) return {0, 0, 0, 0};
   Batch b = make_batch(examples, mine, c.max_len);
   if (c.token_dropout > 0) b.tokens = drop_tokens(b.tokens, b.lengths, c.token_dropout, default_generator());

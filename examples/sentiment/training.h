@@ -10,8 +10,8 @@
 
 #include "examples/sentiment/batches.h"
 #include "examples/sentiment/checkpoint.h"
-#include "examples/sentiment/data_parallel.h"
 #include "examples/sentiment/evaluation.h"
+#include "examples/sentiment/ranks.h"
 
 namespace sentiment {
 

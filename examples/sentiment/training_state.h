@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "examples/sentiment/data_parallel.h"
 #include "examples/sentiment/optimizer_step.h"
+#include "examples/sentiment/ranks.h"
 #include "minigrad/minigrad.h"
 
 namespace sentiment {

@@ -5,7 +5,8 @@
 #include <random>
 #include <vector>
 
-#include "examples/sentiment/data_parallel.h"
+#include "examples/sentiment/extras/data_parallel.h"
+#include "examples/sentiment/ranks.h"
 
 #include "test_helpers.h"
 
@@ -76,13 +77,16 @@ BOOST_AUTO_TEST_CASE(a_rank_with_longer_reviews_takes_fewer_of_them) {
   const int64_t balanced =
       std::max(share_cost(lengths, 0, cuts[1], cost), share_cost(lengths, cuts[1], 64, cost));
   BOOST_TEST(balanced < even);
-  // The ranks take their shares from the same cuts.
-  const auto [begin0, end0] = Ranks{.rank = 0, .world = 2}.share(lengths, cost);
-  const auto [begin1, end1] = Ranks{.rank = 1, .world = 2}.share(lengths, cost);
-  BOOST_TEST(begin0 == 0);
-  BOOST_TEST(end0 == cuts[1]);
-  BOOST_TEST(begin1 == cuts[1]);
-  BOOST_TEST(end1 == 64);
+  // The ranks take their parts of a batch (indices into the examples) from the same cuts.
+  std::vector<Example> examples;  // stored in the reverse order: batch[i] is the review lengths[i] long
+  for (auto n = lengths.rbegin(); n != lengths.rend(); ++n)
+    examples.push_back({std::vector<int64_t>(static_cast<size_t>(*n), 2), 0});
+  std::vector<size_t> batch(64);
+  for (size_t i = 0; i < batch.size(); ++i) batch[i] = 63 - i;
+  const std::vector<size_t> part0 = balanced_part(batch, examples, config, 0, 2),
+                            part1 = balanced_part(batch, examples, config, 1, 2);
+  BOOST_TEST(part0 == std::vector<size_t>(batch.begin(), batch.begin() + cuts[1]));
+  BOOST_TEST(part1 == std::vector<size_t>(batch.begin() + cuts[1], batch.end()));
 }
 
 BOOST_AUTO_TEST_CASE(ranks_take_contiguous_equal_shares_of_the_examples) {

@@ -99,10 +99,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (threads > 0) {
     set_num_threads(threads);
-  } else if (parallel.ranks().world > 1 && std::getenv("MINIGRAD_NUM_THREADS") == nullptr) {
+  } else if (parallel.world() > 1 && std::getenv("MINIGRAD_NUM_THREADS") == nullptr) {
     // Ranks on one machine share its cores: a rank's share, not all of them each.
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    const int per_machine = local ? std::max(1, std::atoi(local)) : parallel.ranks().world;
+    const int per_machine = local ? std::max(1, std::atoi(local)) : parallel.world();
     set_num_threads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / per_machine));
   }
   try {
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Error& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
-    if (parallel.ranks().world > 1) parallel.fail(std::string("error: ") + e.what());
+    if (parallel.world() > 1) parallel.fail(std::string("error: ") + e.what());
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   }

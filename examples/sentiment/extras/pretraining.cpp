@@ -81,7 +81,7 @@ PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& exam
     const std::vector<std::vector<size_t>> batches =
         training_batches(examples, c.batch_size, order_generator);
     for (size_t b = 0; b < batches.size() && step < total; ++b) {
-      const std::vector<size_t> mine = share_of_batch(batches[b], examples, c, ranks);
+      const std::vector<size_t> mine = ranks.share_of_batch(batches[b], examples);
       optimizer.set_learning_rate(schedule.at(step));
       optimizer.zero_grad();
       std::array<double, 4> stats = {0, 0, 0, 0};  // loss · predictions, correct, predictions, tokens

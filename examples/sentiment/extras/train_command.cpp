@@ -253,7 +253,7 @@ void print_trained(std::ostream& out, const TrainingLog& log, const TrainingData
 
 int run_train(const Config& config, const TrainArgs& args, const Parallel& parallel) {
   const auto start = std::chrono::steady_clock::now();
-  const Ranks ranks = parallel.ranks();
+  const Ranks ranks = parallel.ranks(config);
   const bool root = ranks.rank == 0;
   // Everything that can be checked is checked before the data is read: a run must not fail, or
   // overwrite a model, after an hour of training for a reason it could have seen at the start. Only

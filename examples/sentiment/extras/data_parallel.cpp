@@ -1,22 +1,10 @@
-#include "examples/sentiment/data_parallel.h"
+#include "examples/sentiment/extras/data_parallel.h"
 
 #include <algorithm>
 
 namespace sentiment {
 
 using namespace minigrad;
-
-std::pair<int64_t, int64_t> Ranks::share(int64_t count) const {
-  const int64_t base = count / world, extra = count % world;
-  const int64_t begin = rank * base + std::min<int64_t>(rank, extra);
-  return {begin, begin + base + (rank < extra ? 1 : 0)};
-}
-
-std::pair<int64_t, int64_t> Ranks::share(std::span<const int64_t> lengths,
-                                         const std::function<int64_t(int64_t longest)>& review_cost) const {
-  const std::vector<int64_t> cuts = balanced_cuts(lengths, world, review_cost);
-  return {cuts[static_cast<size_t>(rank)], cuts[static_cast<size_t>(rank) + 1]};
-}
 
 int64_t review_cost(const Config& config, int64_t longest) {
   const int64_t d = config.num_hiddens, t = padded_length(longest, config.max_len);
@@ -64,14 +52,14 @@ std::vector<int64_t> balanced_cuts(std::span<const int64_t> lengths, int world,
   return cuts;
 }
 
-std::vector<size_t> share_of_batch(const std::vector<size_t>& batch, const std::vector<Example>& examples,
-                                   const Config& config, const Ranks& ranks) {
-  if (ranks.world == 1) return batch;
+std::vector<size_t> balanced_part(const std::vector<size_t>& batch, const std::vector<Example>& examples,
+                                  const Config& config, int rank, int world) {
   std::vector<int64_t> lengths;
   for (size_t i : batch) lengths.push_back(static_cast<int64_t>(examples[i].ids.size()));
-  const auto [begin, end] =
-      ranks.share(lengths, [&](int64_t longest) { return review_cost(config, longest); });
-  return {batch.begin() + begin, batch.begin() + end};
+  const std::vector<int64_t> cuts =
+      balanced_cuts(lengths, world, [&](int64_t longest) { return review_cost(config, longest); });
+  return {batch.begin() + cuts[static_cast<size_t>(rank)],
+          batch.begin() + cuts[static_cast<size_t>(rank) + 1]};
 }
 
 }  // namespace sentiment
