@@ -9,8 +9,6 @@
 
 #include "examples/common/progress.h"
 #include "examples/common/schedule.h"
-#include "examples/sentiment/optimizer_step.h"
-#include "examples/sentiment/training_state.h"
 
 namespace sentiment {
 
@@ -19,38 +17,17 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// With config.ema_decay > 0, an exponential moving average of the weights (optim/averaging.h), which is
-// the model's weights whenever it is evaluated or saved, and at the end; without, nothing.
-class WeightAverage {
- public:
-  WeightAverage(SentimentModel& model, double decay) {
-    if (decay > 0)
-      average_.emplace(model.named_parameters(), optim::ExponentialMovingAverageOptions{.decay = decay});
-  }
-  void update() {
-    if (average_) average_->update();
-  }
-  // Exchanges the averages and the model's weights.
-  void swap() {
-    if (average_) average_->swap();
-  }
-  // use() with the averages in the model (and its training weights in the average's place meanwhile).
-  template <typename Use>
-  void swapped(const Use& use) {
-    swap();
-    use();
-    swap();
-  }
-  optim::ExponentialMovingAverage* get() { return average_ ? &*average_ : nullptr; }
-
- private:
-  std::optional<optim::ExponentialMovingAverage> average_;
-};
-
 // The steps of the run: the epochs' batches, or options.max_steps if fewer. Refuses a run without
-// examples, or with fewer reviews in a batch than ranks.
+// examples, with fewer reviews in a batch than ranks, or with weight averages and no hooks to keep them.
 int64_t total_steps(const std::vector<Example>& examples, const Config& c, const TrainOptions& options) {
   if (examples.empty()) throw ValueError("train", "no examples to train on");
+  if (c.ema_decay > 0 && !options.hooks) {
+    char decay[32];
+    std::snprintf(decay, sizeof decay, "%g", c.ema_decay);
+    throw ValueError("train", std::string("ema_decay ") + decay +
+                                  " needs the hooks that keep the averages (options.hooks: "
+                                  "extras/checkpoints_and_averages.h's LongRun)");
+  }
   if (c.batch_size < options.ranks.world) {
     throw ValueError("train", "--batch-size " + std::to_string(c.batch_size) + " is smaller than the " +
                                   std::to_string(options.ranks.world) +
@@ -112,18 +89,12 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
   SentimentModel& model = *checkpoint.model;
   const auto start = Clock::now();
   Optimizers optimizer(model, c);
-  WeightAverage average(model, c.ema_decay);
+  TrainingHooks no_hooks;
+  TrainingHooks& hooks = options.hooks ? *options.hooks : no_hooks;
   const optim::WarmupCosine schedule = examples::warmup_cosine(c.lr, c.warmup, total);
   Generator order(c.seed + 1);  // batch order, the same on every rank; dropout: the default generator
   Position at{.epoch_order = order.state()};
-  if (options.resume)
-    at = restore_training_state(*options.resume, options.resume_source, optimizer, average.get(), ranks);
-  auto save = [&] {  // as the model will be used: in eval mode (the same weights), with the averages
-    model.eval();
-    average.swapped(
-        [&] { options.save(at.step, serialize_training_state(at, optimizer, average.get(), ranks)); });
-    model.train();
-  };
+  hooks.start(at, optimizer);
   examples::Progress progress(out, options.interactive, total);
   TrainingLog log;
   log.first_epoch = at.epoch;
@@ -141,31 +112,25 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
       log.waiting_seconds +=
           reduce_and_clip(optimizer.parameters(), ranks, stats, c.clip, "train", at.step, "--lr");
       optimizer.step();
-      average.update();
       for (size_t k = 0; k < 3; ++k) sums[k] += stats[k];
       log.tokens += stats[3];
       const bool epoch_end = b + 1 == batches.size();
       at = epoch_end ? Position{at.step + 1, epoch + 1, 0, order.state()}
                      : Position{at.step + 1, epoch, static_cast<int64_t>(b + 1), at.epoch_order};
-      if (options.checkpoint_every > 0 && options.save &&
-          (at.step % options.checkpoint_every == 0 || epoch_end))
-        save();
+      hooks.after_step(at, epoch_end, optimizer);
       progress.update(at.step, progress_text(epoch, c.epochs, sums), log.tokens);
     }
     log.epoch_loss.push_back(sums[2] > 0 ? sums[0] / sums[2] : 0);
     log.epoch_accuracy.push_back(sums[2] > 0 ? sums[1] / sums[2] : 0);
     if (options.validation && at.batch == 0) {  // the epoch ran to its end (not cut by max_steps)
-      average.swapped(
+      hooks.with_kept_weights(
           [&] { log.epoch_validation.push_back(evaluate(model, *options.validation, 64, ranks)); });
       model.train();
       progress.message(epoch_text(epoch, log));
     }
   }
   model.eval();
-  average.swap();  // the model keeps the averages
-  // Where the run ended, for a final checkpoint that can be resumed (with more epochs, say).
-  if (options.checkpoint_every > 0)
-    log.final_state = serialize_training_state(at, optimizer, average.get(), ranks);
+  hooks.end(at, optimizer);
   log.steps = at.step - first_step;
   log.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return log;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "examples/sentiment/evaluation.h"
+#include "examples/sentiment/extras/checkpoints_and_averages.h"
 #include "examples/sentiment/training.h"
 #include "minigrad/tensor/file_io.h"
 
@@ -66,13 +67,26 @@ BOOST_AUTO_TEST_CASE(a_failed_save_at_any_step_leaves_the_old_checkpoint_loadabl
   fs::remove_all(dir);
 }
 
+namespace {
+
+// train() with the hooks of a long run: its weight averages (config.ema_decay) and `long_run`'s checkpoints.
+TrainingLog train_long(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
+                       LongRunOptions long_run, TrainOptions options = {}) {
+  LongRun hooks(*checkpoint.model, checkpoint.config, options.ranks, std::move(long_run));
+  options.hooks = &hooks;
+  return train(checkpoint, examples, out, options);
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(checkpoints_are_saved_during_training_when_asked) {
   SmallRun run(synthetic(64, 5));
   Checkpoint checkpoint = run.make();
   std::vector<int64_t> saved_at;
   std::ostringstream progress;
-  train(checkpoint, run.examples, progress,
-        {.checkpoint_every = 3, .save = [&](int64_t step, const std::string&) { saved_at.push_back(step); }});
+  train_long(
+      checkpoint, run.examples, progress,
+      {.checkpoint_every = 3, .save = [&](int64_t step, const std::string&) { saved_at.push_back(step); }});
   BOOST_TEST(saved_at == (std::vector<int64_t>{3, 4}));  // 64 reviews in batches of 16: 4 steps, an epoch
 }
 
@@ -87,10 +101,10 @@ BOOST_AUTO_TEST_CASE(a_resumed_run_ends_bit_identical_to_an_uninterrupted_one) {
   Checkpoint straight = run.make();
   std::vector<std::tuple<int64_t, std::string, std::string>> saves;  // step, weights, training state
   std::ostringstream progress;
-  train(straight, run.examples, progress,
-        {.checkpoint_every = 5, .save = [&](int64_t step, const std::string& state) {
-           saves.emplace_back(step, optim::serialize_weights(*straight.model), state);
-         }});
+  train_long(straight, run.examples, progress,
+             {.checkpoint_every = 5, .save = [&](int64_t step, const std::string& state) {
+                saves.emplace_back(step, optim::serialize_weights(*straight.model), state);
+              }});
   const std::vector<double> final_weights = positive_probabilities(*straight.model, run.examples);
   std::vector<int64_t> steps;
   for (const auto& [step, weights, state] : saves) steps.push_back(step);
@@ -101,7 +115,7 @@ BOOST_AUTO_TEST_CASE(a_resumed_run_ends_bit_identical_to_an_uninterrupted_one) {
     optim::load_weights(*resumed.model, parse_safetensors(weights, "weights"), "weights");
     const SafetensorsFile file = parse_safetensors(state, "state");
     const TrainingLog log =
-        train(resumed, run.examples, progress, {.resume = &file, .resume_source = "state"});
+        train_long(resumed, run.examples, progress, {.resume = &file, .resume_source = "state"});
     BOOST_TEST(log.first_epoch == step / 4 + 1);  // 4 steps an epoch: the plot numbers epochs from here
     const auto expected = straight.model->named_parameters(), got = resumed.model->named_parameters();
     BOOST_REQUIRE(expected.size() == got.size());
@@ -118,8 +132,8 @@ BOOST_AUTO_TEST_CASE(a_resumed_run_ends_bit_identical_to_an_uninterrupted_one) {
   Ranks two{.rank = 0, .world = 2};
   expect_error<Error>(
       [&] {
-        train(other, run.examples, progress,
-              {.resume = &file, .resume_source = "state.safetensors", .ranks = two});
+        train_long(other, run.examples, progress, {.resume = &file, .resume_source = "state.safetensors"},
+                   {.ranks = two});
       },
       "resume: state.safetensors: saved by a run of 1 rank(s); this run has 2 (resume with the same "
       "number of processes)");
@@ -135,13 +149,14 @@ BOOST_AUTO_TEST_CASE(with_a_moving_average_the_model_ends_averaged_and_resumes_e
   std::vector<std::pair<std::string, std::string>> saves;  // weights, training state
   std::ostringstream progress;
   const std::vector<Example> validation(run.examples.begin(), run.examples.begin() + 16);
-  const TrainingLog log = train(straight, run.examples, progress,
-                                {.checkpoint_every = 3,
-                                 .save =
-                                     [&](int64_t, const std::string& state) {
-                                       saves.emplace_back(optim::serialize_weights(*straight.model), state);
-                                     },
-                                 .validation = &validation});
+  const TrainingLog log =
+      train_long(straight, run.examples, progress,
+                 {.checkpoint_every = 3,
+                  .save =
+                      [&](int64_t, const std::string& state) {
+                        saves.emplace_back(optim::serialize_weights(*straight.model), state);
+                      }},
+                 {.validation = &validation});
   // The validation after the last epoch measured the weights the model ends with: the averages.
   BOOST_TEST(evaluate(*straight.model, validation).loss == log.epoch_validation.back().loss);
   // Saved mid-run (step 3) and resumed into a fresh model: the same final weights.
@@ -149,7 +164,7 @@ BOOST_AUTO_TEST_CASE(with_a_moving_average_the_model_ends_averaged_and_resumes_e
   Checkpoint resumed = run.make();
   optim::load_weights(*resumed.model, parse_safetensors(saves.front().first, "weights"), "weights");
   const SafetensorsFile file = parse_safetensors(saves.front().second, "state");
-  train(resumed, run.examples, progress, {.resume = &file, .resume_source = "state"});
+  train_long(resumed, run.examples, progress, {.resume = &file, .resume_source = "state"});
   const auto expected = straight.model->named_parameters(), got = resumed.model->named_parameters();
   for (size_t i = 0; i < expected.size(); ++i) {
     BOOST_TEST((expected[i].second.data().to_vector() == got[i].second.data().to_vector()),
@@ -161,9 +176,14 @@ BOOST_AUTO_TEST_CASE(with_a_moving_average_the_model_ends_averaged_and_resumes_e
   Checkpoint last = run.make();
   train(last, run.examples, progress);
   BOOST_TEST(last.model->head->weight.data().to_vector() != straight.model->head->weight.data().to_vector());
+  // Averages need the hooks that keep them: train() alone refuses the option rather than ignore it.
+  run.config.ema_decay = 0.9;
+  Checkpoint plain = run.make();
+  expect_error_containing<ValueError>([&] { train(plain, run.examples, progress); },
+                                      "train: ema_decay 0.9 needs the hooks that keep the averages");
   // A state saved with averages does not resume a run without them.
   expect_error<Error>(
-      [&] { train(last, run.examples, progress, {.resume = &file, .resume_source = "state"}); },
+      [&] { train_long(last, run.examples, progress, {.resume = &file, .resume_source = "state"}); },
       "resume: state: holds weight averages (saved with --ema-decay)");
 }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "examples/plot/plot.h"
+#include "examples/sentiment/extras/checkpoints_and_averages.h"
 #include "examples/sentiment/extras/commands.h"
 #include "examples/sentiment/extras/extended_model.h"
 #include "examples/sentiment/extras/pretraining.h"
@@ -277,18 +278,19 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   if (ranks.world > 1)
     default_generator().seed_with(config.seed * 1000003 + static_cast<uint64_t>(ranks.rank) + 1);
   print_start(out, data, checkpoint, ranks, args);
+  LongRun long_run(*checkpoint.model, config, ranks,
+                   {.checkpoint_every = args.checkpoint_every,
+                    .save =
+                        [&](int64_t, const std::string& state) {
+                          if (root) checkpoint.save(args.out_dir, {{"training_state.safetensors", state}});
+                        },
+                    .resume = resumed ? &resumed->state : nullptr,
+                    .resume_source = state_file(args)});
   const TrainOptions options{.interactive = root && isatty(STDOUT_FILENO) != 0,
                              .max_steps = args.max_steps,
-                             .checkpoint_every = args.checkpoint_every,
-                             .save =
-                                 [&](int64_t, const std::string& state) {
-                                   if (root)
-                                     checkpoint.save(args.out_dir, {{"training_state.safetensors", state}});
-                                 },
-                             .resume = resumed ? &resumed->state : nullptr,
-                             .resume_source = state_file(args),
                              .ranks = ranks,
-                             .validation = data.validation.empty() ? nullptr : &data.validation};
+                             .validation = data.validation.empty() ? nullptr : &data.validation,
+                             .hooks = &long_run};
   // A resumed run's weights were pretrained already: it continues the classifier's training.
   if (config.pretrain_epochs > 0 && !resumed) {
     const PretrainingLog pretraining = pretrain(checkpoint, data.examples, out, options);
@@ -302,7 +304,8 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   const TrainingLog log = train(checkpoint, data.examples, out, options);
   if (root) {
     std::vector<FolderFile> state;
-    if (!log.final_state.empty()) state.emplace_back("training_state.safetensors", log.final_state);
+    if (!long_run.final_state().empty())
+      state.emplace_back("training_state.safetensors", long_run.final_state());
     checkpoint.save(args.out_dir, state);
   }
   print_trained(out, log, data, ranks, parallel.collective_seconds() - collective_before, args);

@@ -1,4 +1,4 @@
-#include "examples/sentiment/training_state.h"
+#include "examples/sentiment/extras/checkpoints_and_averages.h"
 
 #include <stdexcept>
 #include <vector>
@@ -78,6 +78,43 @@ Position restore_training_state(const SafetensorsFile& file, const std::string& 
     average->swap();
   }
   return at;
+}
+
+LongRun::LongRun(SentimentModel& model, const Config& config, const Ranks& ranks, LongRunOptions options)
+    : model_(model), decay_(config.ema_decay), ranks_(ranks), options_(std::move(options)) {}
+
+void LongRun::start(Position& at, Optimizers& optimizers) {
+  if (decay_ > 0)
+    average_.emplace(model_.named_parameters(), optim::ExponentialMovingAverageOptions{.decay = decay_});
+  optim::ExponentialMovingAverage* average = average_ ? &*average_ : nullptr;
+  if (options_.resume)
+    at = restore_training_state(*options_.resume, options_.resume_source, optimizers, average, ranks_);
+}
+
+void LongRun::after_step(const Position& at, bool epoch_end, Optimizers& optimizers) {
+  if (average_) average_->update();
+  if (options_.checkpoint_every > 0 && options_.save &&
+      (at.step % options_.checkpoint_every == 0 || epoch_end)) {
+    model_.eval();  // saved as the model will be used: in eval mode (the same weights), with the averages
+    with_kept_weights([&] {
+      options_.save(at.step,
+                    serialize_training_state(at, optimizers, average_ ? &*average_ : nullptr, ranks_));
+    });
+    model_.train();
+  }
+}
+
+void LongRun::with_kept_weights(const std::function<void()>& use) {
+  if (average_) average_->swap();  // the averages into the model, its training weights into the average
+  use();
+  if (average_) average_->swap();
+}
+
+void LongRun::end(const Position& at, Optimizers& optimizers) {
+  if (average_) average_->swap();  // the model keeps the averages
+  // Where the run ended, for a final checkpoint that can be resumed (with more epochs, say).
+  if (options_.checkpoint_every > 0)
+    final_state_ = serialize_training_state(at, optimizers, average_ ? &*average_ : nullptr, ranks_);
 }
 
 }  // namespace sentiment
