@@ -118,11 +118,8 @@ void DecoderCache::select_rows(const Tensor& rows) {
 }
 
 TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : options(opts) {
+  std::tie(embedding, pos_encoding) = register_token_embedding(*this, opts);
   const TransformerLayerOptions& layer = opts.layer;
-  const TokenEmbedding front = TokenEmbedding::registered_on(*this, layer, opts.vocab_size, opts.max_len,
-                                                             opts.learnable_positions, opts.padding_idx);
-  embedding = front.embedding;
-  pos_encoding = front.pos_encoding;
   layers = register_module("layers", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < opts.num_layers; ++i)
     layers->push_back(std::make_shared<DecoderLayer>(layer, opts.cross_attention));

@@ -60,13 +60,13 @@ Variable EncoderLayer::forward(const Variable& x, const AttentionMask& mask) con
   return (*addnorm2)(y, [&](const Variable& v) { return (*ffn)(v); });
 }
 
-TokenEmbedding TokenEmbedding::registered_on(Module& owner, const TransformerLayerOptions& layer,
-                                             int64_t vocab_size, int64_t max_len, bool learnable_positions,
-                                             int64_t padding_idx) {
+TokenEmbedding register_token_embedding(Module& owner, const TransformerLayerOptions& layer,
+                                        int64_t vocab_size, int64_t max_len, bool learnable_positions,
+                                        int64_t padding_idx) {
   TokenEmbedding front;
-  front.embedding = owner.register_module(
+  front.first = owner.register_module(
       "embedding", std::make_shared<Embedding>(vocab_size, layer.num_hiddens, padding_idx, layer.generator));
-  front.pos_encoding = owner.register_module(
+  front.second = owner.register_module(
       "pos_encoding",
       std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = layer.num_hiddens,
                                                                      .dropout = layer.dropout,
@@ -83,11 +83,8 @@ Variable scaled_embedding(const Embedding& embedding, const Tensor& tokens, cons
 }
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
+  std::tie(embedding, pos_encoding) = register_token_embedding(*this, opts);
   const TransformerLayerOptions& layer = opts.layer;
-  const TokenEmbedding front = TokenEmbedding::registered_on(*this, layer, opts.vocab_size, opts.max_len,
-                                                             opts.learnable_positions, opts.padding_idx);
-  embedding = front.embedding;
-  pos_encoding = front.pos_encoding;
   layers = register_module("layers", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < opts.num_layers; ++i) layers->push_back(std::make_shared<EncoderLayer>(layer));
   if (layer.norm_first)

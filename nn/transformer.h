@@ -12,6 +12,8 @@
 
 #include <functional>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "minigrad/nn/attention.h"
 #include "minigrad/nn/embedding.h"
@@ -99,15 +101,21 @@ struct TransformerLayerOptions {
 // The token front-end the encoder and the decoder share: Embedding(tokens)·√d (scaled_embedding, below)
 // plus the positional encoding. d2l and Vaswani et al. scale the embedding by √d because the positional
 // encoding's entries lie in [-1, 1]: the two are then of comparable size when summed.
-struct TokenEmbedding {
-  std::shared_ptr<Embedding> embedding;
-  std::shared_ptr<PositionalEncoding> pos_encoding;
+using TokenEmbedding = std::pair<std::shared_ptr<Embedding>, std::shared_ptr<PositionalEncoding>>;
 
-  // Registers both on `owner` as "embedding" and "pos_encoding" (the names in both state dicts); the
-  // layer's num_hiddens, dropout (on the sum) and generator apply.
-  static TokenEmbedding registered_on(Module& owner, const TransformerLayerOptions& layer, int64_t vocab_size,
-                                      int64_t max_len, bool learnable_positions, int64_t padding_idx);
-};
+// Registers both on `owner` as "embedding" and "pos_encoding" (the names in both state dicts); the
+// layer's num_hiddens, dropout (on the sum) and generator apply.
+TokenEmbedding register_token_embedding(Module& owner, const TransformerLayerOptions& layer,
+                                        int64_t vocab_size, int64_t max_len, bool learnable_positions,
+                                        int64_t padding_idx);
+// The same from the options of an encoder or a decoder (TransformerEncoderOptions,
+// TransformerDecoderOptions):
+//   std::tie(embedding, pos_encoding) = register_token_embedding(*this, options);
+template <typename Options>
+TokenEmbedding register_token_embedding(Module& owner, const Options& o) {
+  return register_token_embedding(owner, o.layer, o.vocab_size, o.max_len, o.learnable_positions,
+                                  o.padding_idx);
+}
 
 // tokens (B, T) int64 -> Embedding(tokens)·√d, (B, T, embedding_dim): the token front-end before the
 // positions; `who` names the model in an error.
@@ -178,5 +186,19 @@ class TransformerEncoder : public Layer<TransformerEncoder> {
   std::shared_ptr<LayerNorm> final_norm;  // pre-norm only
   TransformerEncoderOptions options;
 };
+
+// ---- names of the last release, kept for this one: each names its successor when used ----
+using EncoderLayerOptions
+    [[deprecated("use nn::TransformerLayerOptions (the layer's options; the "
+                 "vocabulary and max_len are TransformerEncoderOptions')")]] = TransformerLayerOptions;
+// x (B, T, d), valid_lens (B) -> (B, d)
+[[deprecated("use mean_over_time(x, valid_lens, /*dim=*/1)")]] inline Variable masked_mean(
+    const Variable& x, const Tensor& valid_lens) {
+  return mean_over_time(x, valid_lens, 1);
+}
+[[deprecated("use max_over_time(x, valid_lens, /*dim=*/1)")]] inline Variable masked_max(
+    const Variable& x, const Tensor& valid_lens) {
+  return max_over_time(x, valid_lens, 1);
+}
 
 }  // namespace minigrad::nn

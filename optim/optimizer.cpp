@@ -209,13 +209,26 @@ void SGD::step() {
 // ---------------------------------------------------------------------------------------------------
 // Adam and AdamW
 
+namespace {
+
+// The options with the last release's beta1 and beta2, where a program still gives them, moved into betas.
+template <typename Options>
+Options with_betas_resolved(Options o) {
+  o.betas = {o.beta1.value.value_or(o.betas.first), o.beta2.value.value_or(o.betas.second)};
+  o.beta1 = {};
+  o.beta2 = {};
+  return o;
+}
+
+}  // namespace
+
 Adam::Adam(ParameterList parameters, const AdamOptions& opts) : Adam(std::move(parameters), opts, false) {}
 
 Adam::Adam(ParameterList parameters, const AdamOptions& opts, bool decoupled)
-    : Optimizer(std::move(parameters), opts.lr), options_(opts), decoupled_(decoupled) {
+    : Optimizer(std::move(parameters), opts.lr), options_(with_betas_resolved(opts)), decoupled_(decoupled) {
   const char* op = decoupled ? "AdamW" : "Adam";  // name() is not yet AdamW's while this constructor runs
-  check_hyperparameter(op, "betas[0]", opts.betas.first, 0, 1 - 1e-12);
-  check_hyperparameter(op, "betas[1]", opts.betas.second, 0, 1 - 1e-12);
+  check_hyperparameter(op, "betas[0]", options_.betas.first, 0, 1 - 1e-12);
+  check_hyperparameter(op, "betas[1]", options_.betas.second, 0, 1 - 1e-12);
   check_hyperparameter(op, "eps", opts.eps, 0, INFINITY);
   check_hyperparameter(op, "weight_decay", opts.weight_decay, 0, INFINITY);
 }
@@ -261,15 +274,20 @@ void Adam::step() {
 }
 
 AdamW::AdamW(ParameterList parameters, const AdamWOptions& o)
-    : Adam(std::move(parameters), AdamOptions{o.lr, o.betas, o.eps, o.weight_decay}, true) {}
+    : Adam(std::move(parameters),
+           AdamOptions{.lr = o.lr,
+                       .betas = with_betas_resolved(o).betas,
+                       .eps = o.eps,
+                       .weight_decay = o.weight_decay},
+           true) {}
 
 // ---------------------------------------------------------------------------------------------------
 // SparseAdam
 
 SparseAdam::SparseAdam(ParameterList parameters, const SparseAdamOptions& opts)
-    : Optimizer(std::move(parameters), opts.lr), options_(opts) {
-  check_hyperparameter("SparseAdam", "betas[0]", opts.betas.first, 0, 1 - 1e-12);
-  check_hyperparameter("SparseAdam", "betas[1]", opts.betas.second, 0, 1 - 1e-12);
+    : Optimizer(std::move(parameters), opts.lr), options_(with_betas_resolved(opts)) {
+  check_hyperparameter("SparseAdam", "betas[0]", options_.betas.first, 0, 1 - 1e-12);
+  check_hyperparameter("SparseAdam", "betas[1]", options_.betas.second, 0, 1 - 1e-12);
   check_hyperparameter("SparseAdam", "eps", opts.eps, 0, INFINITY);
 }
 

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -116,8 +117,21 @@ class SGD : public Optimizer {
   SGDOptions options_;  // its lr is learning_rate()'s first value; step() reads learning_rate()
 };
 
+// One of Adam's betas in the last release's spelling (.beta1 = 0.9): giving one warns, naming .betas.
+// Only giving one warns: a program that names neither constructs it by default, silently.
+struct LegacyBeta {
+  LegacyBeta() = default;
+  // Implicit, as the old field was a double.
+  [[deprecated("use .betas = {beta1, beta2}")]] LegacyBeta(double beta) : value(beta) {}  // NOLINT
+  std::optional<double> value;
+};
+
 struct AdamOptions {
   double lr = 1e-3;
+  // The last release's spelling of betas, kept for this one (before betas, where a program of that
+  // release names them): given, each replaces its half of betas, and the compiler says to use betas.
+  LegacyBeta beta1{};
+  LegacyBeta beta2{};
   std::pair<double, double> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999), both required
   double eps = 1e-8;
   double weight_decay = 0;
@@ -147,6 +161,10 @@ class Adam : public Optimizer {
 
 struct AdamWOptions {
   double lr = 1e-3;
+  // The last release's spelling of betas, kept for this one (before betas, where a program of that
+  // release names them): given, each replaces its half of betas, and the compiler says to use betas.
+  LegacyBeta beta1{};
+  LegacyBeta beta2{};
   std::pair<double, double> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999), both required
   double eps = 1e-8;
   double weight_decay = 1e-2;
@@ -162,6 +180,10 @@ class AdamW : public Adam {
 
 struct SparseAdamOptions {
   double lr = 1e-3;
+  // The last release's spelling of betas, kept for this one (before betas, where a program of that
+  // release names them): given, each replaces its half of betas, and the compiler says to use betas.
+  LegacyBeta beta1{};
+  LegacyBeta beta2{};
   std::pair<double, double> betas{0.9, 0.999};  // β1, β2: PyTorch's betas=(0.9, 0.999), both required
   double eps = 1e-8;
 };
@@ -199,5 +221,11 @@ struct ClipGradNormOptions {
 };
 double clip_grad_norm_(const std::vector<Variable>& parameters, double max_norm,
                        ClipGradNormOptions options = {});
+
+// The name of the last release, kept for this one.
+[[deprecated("use optim::clip_grad_norm_, PyTorch's name")]] inline double clip_grad_norm(
+    const std::vector<Variable>& parameters, double max_norm, ClipGradNormOptions options = {}) {
+  return clip_grad_norm_(parameters, max_norm, options);
+}
 
 }  // namespace minigrad::optim

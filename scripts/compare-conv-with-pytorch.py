@@ -6,11 +6,10 @@ difference of the outputs and of every gradient. Exits 1 if any exceeds 1e-10.
   build/release/examples/minigrad-conv-reference --out /tmp/conv
   /usr/bin/python3 scripts/compare-conv-with-pytorch.py /tmp/conv
 """
-import sys
 
 import torch
 
-from safetensors_f64 import compare_files, load
+from safetensors_f64 import compare_main, load, max_diff
 
 
 def size(text):
@@ -36,9 +35,9 @@ def step_and_compare(layer, t):
     x = t['x'].clone().requires_grad_(True)
     y = layer(x)
     y.backward(t['v'])
-    diffs = {'y': (y - t['y']).abs().max().item(), 'x.grad': (x.grad - t['x.grad']).abs().max().item()}
+    diffs = {'y': max_diff(y, t['y']), 'x.grad': max_diff(x.grad, t['x.grad'])}
     for name, p in layer.named_parameters():
-        diffs[f'{name}.grad'] = (p.grad - t[f'{name}.grad']).abs().max().item()
+        diffs[f'{name}.grad'] = max_diff(p.grad, t[f'{name}.grad'])
     for name, b in layer.named_buffers():
         diffs[f'{name}.after'] = (b.double() - t[f'{name}.after']).abs().max().item()
     return diffs
@@ -60,10 +59,5 @@ def run(path):
     return step_and_compare(layer, t)
 
 
-def main():
-    folder = sys.argv[1] if len(sys.argv) > 1 else 'out/conv-reference'
-    compare_files(folder, '*.safetensors', 'minigrad-conv-reference', run)
-
-
 if __name__ == '__main__':
-    main()
+    compare_main('out/conv-reference', '*.safetensors', 'minigrad-conv-reference', run)

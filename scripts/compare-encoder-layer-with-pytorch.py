@@ -20,7 +20,7 @@ import sys
 
 import torch
 
-from safetensors_f64 import load, save
+from safetensors_f64 import load, max_diff, save
 
 TOLERANCE = 1e-10
 
@@ -52,9 +52,9 @@ def compare_minigrad_file(path):
     length = x.shape[1] if m['batch_first'] == '1' else x.shape[0]
     y = layer(x, **masks(m, t, length))
     (y * t['v']).sum().backward()
-    diffs = {'y': (y - t['y']).abs().max().item(), 'x.grad': (x.grad - t['x.grad']).abs().max().item()}
+    diffs = {'y': max_diff(y, t['y']), 'x.grad': max_diff(x.grad, t['x.grad'])}
     for name, p in layer.named_parameters():
-        diffs[f'{name}.grad'] = (p.grad - t[f'{name}.grad']).abs().max().item()
+        diffs[f'{name}.grad'] = max_diff(p.grad, t[f'{name}.grad'])
     largest = max(diffs, key=diffs.get)
     print(f'{path}: max |minigrad - PyTorch| = {diffs[largest]:.3g} over {len(diffs)} tensors '
           f'(largest: {largest})')

@@ -8,12 +8,11 @@ difference exceeds 1e-10.
   build/release/examples/minigrad-recurrent-reference --out /tmp/rnn
   /usr/bin/python3 scripts/compare-recurrent-with-pytorch.py /tmp/rnn
 """
-import sys
 
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from safetensors_f64 import compare_files, load
+from safetensors_f64 import compare_main, load, max_diff
 
 
 def run(path):
@@ -47,20 +46,15 @@ def run(path):
     if c_n is not None:
         loss = loss + (c_n * t['v_c']).sum()
     loss.backward()
-    diffs = {'y': (y - t['y']).abs().max().item(), 'h_n': (h_n - t['h_n']).abs().max().item()}
+    diffs = {'y': max_diff(y, t['y']), 'h_n': max_diff(h_n, t['h_n'])}
     if c_n is not None:
-        diffs['c_n'] = (c_n - t['c_n']).abs().max().item()
+        diffs['c_n'] = max_diff(c_n, t['c_n'])
     for name, leaf in leaves.items():
-        diffs[f'{name}.grad'] = (leaf.grad - t[f'{name}.grad']).abs().max().item()
+        diffs[f'{name}.grad'] = max_diff(leaf.grad, t[f'{name}.grad'])
     for name, p in layer.named_parameters():
-        diffs[f'{name}.grad'] = (p.grad - t[f'{name}.grad']).abs().max().item()
+        diffs[f'{name}.grad'] = max_diff(p.grad, t[f'{name}.grad'])
     return diffs
 
 
-def main():
-    folder = sys.argv[1] if len(sys.argv) > 1 else 'out/recurrent-reference'
-    compare_files(folder, 'recurrent_*.safetensors', 'minigrad-recurrent-reference', run)
-
-
 if __name__ == '__main__':
-    main()
+    compare_main('out/recurrent-reference', 'recurrent_*.safetensors', 'minigrad-recurrent-reference', run)

@@ -46,6 +46,18 @@ def compare_files(folder, pattern, program, compare, tolerance=1e-10):
     sys.exit(0 if worst < tolerance else 1)
 
 
+def max_diff(a, b):
+    """max |a - b| over the elements, as a float."""
+    return (a - b).abs().max().item()
+
+
+def compare_main(default_folder, pattern, program, compare):
+    """A compare-*-with-pytorch.py script's command line: the folder of minigrad's files (its first
+    argument, else `default_folder`), each compared by compare_files."""
+    folder = sys.argv[1] if len(sys.argv) > 1 else default_folder
+    compare_files(folder, pattern, program, compare)
+
+
 def save(path, tensors, metadata=None):
     """Writes float64 tensors {name: tensor} (and string metadata) as a safetensors file, the format's
     layout as load() reads it."""

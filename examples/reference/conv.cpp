@@ -59,8 +59,35 @@ void write_batch_norm_case(nn::BatchNorm& layer, const Shape& shape,
       layer, x, [&](const Variable& in) { return layer(in); }, std::move(before), std::move(metadata), path);
 }
 
-std::string pair(Size2d s) {
+// A size as the metadata writes it: "3" for Conv1d's, "3,2" for Conv2d's (height, width).
+std::string size_text(int64_t n) {
+  return std::to_string(n);
+}
+std::string size_text(Size2d s) {
   return std::to_string(s.h) + "," + std::to_string(s.w);
+}
+
+// A Conv1d or Conv2d (`kind`) of `options`, from seed 7, on a random input of `input_shape`: run and
+// written to `path` with its options as metadata.
+template <typename Conv, typename Options>
+void write_conv_case(const std::string& kind, const Options& o, const Shape& input_shape,
+                     const std::string& path) {
+  manual_seed(7);
+  Conv layer(o);
+  layer.to(DType::Float64);
+  run_and_write(
+      layer, Variable(Tensor::normal(input_shape, 0, 1, DType::Float64), true),
+      [&](const Variable& x) { return layer(x); }, {},
+      {{"kind", kind},
+       {"in_channels", std::to_string(o.in_channels)},
+       {"out_channels", std::to_string(o.out_channels)},
+       {"kernel_size", size_text(o.kernel_size)},
+       {"stride", size_text(o.stride)},
+       {"padding", o.padding_same ? "same" : size_text(o.padding)},
+       {"dilation", size_text(o.dilation)},
+       {"groups", std::to_string(o.groups)},
+       {"bias", o.bias ? "1" : "0"}},
+      path);
 }
 
 }  // namespace
@@ -115,42 +142,12 @@ int main(int argc, char** argv) {
   try {
     std::filesystem::create_directories(out);
     for (const Case1d& c : cases_1d) {
-      manual_seed(7);
-      nn::Conv1d layer(c.options);
-      layer.to(DType::Float64);
-      const nn::Conv1dOptions& o = c.options;
-      run_and_write(
-          layer, Variable(Tensor::normal({2, o.in_channels, c.length}, 0, 1, DType::Float64), true),
-          [&](const Variable& x) { return layer(x); }, {},
-          {{"kind", "Conv1d"},
-           {"in_channels", std::to_string(o.in_channels)},
-           {"out_channels", std::to_string(o.out_channels)},
-           {"kernel_size", std::to_string(o.kernel_size)},
-           {"stride", std::to_string(o.stride)},
-           {"padding", o.padding_same ? "same" : std::to_string(o.padding)},
-           {"dilation", std::to_string(o.dilation)},
-           {"groups", std::to_string(o.groups)},
-           {"bias", o.bias ? "1" : "0"}},
-          out + "/conv1d_" + c.name + ".safetensors");
+      write_conv_case<nn::Conv1d>("Conv1d", c.options, {2, c.options.in_channels, c.length},
+                                  out + "/conv1d_" + c.name + ".safetensors");
     }
     for (const Case2d& c : cases_2d) {
-      manual_seed(7);
-      nn::Conv2d layer(c.options);
-      layer.to(DType::Float64);
-      const nn::Conv2dOptions& o = c.options;
-      run_and_write(
-          layer, Variable(Tensor::normal({2, o.in_channels, c.height, c.width}, 0, 1, DType::Float64), true),
-          [&](const Variable& x) { return layer(x); }, {},
-          {{"kind", "Conv2d"},
-           {"in_channels", std::to_string(o.in_channels)},
-           {"out_channels", std::to_string(o.out_channels)},
-           {"kernel_size", pair(o.kernel_size)},
-           {"stride", pair(o.stride)},
-           {"padding", o.padding_same ? "same" : pair(o.padding)},
-           {"dilation", pair(o.dilation)},
-           {"groups", std::to_string(o.groups)},
-           {"bias", o.bias ? "1" : "0"}},
-          out + "/conv2d_" + c.name + ".safetensors");
+      write_conv_case<nn::Conv2d>("Conv2d", c.options, {2, c.options.in_channels, c.height, c.width},
+                                  out + "/conv2d_" + c.name + ".safetensors");
     }
     struct CaseNorm {
       std::string name;

@@ -4,6 +4,8 @@
 // set_to_none.
 #include <cmath>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "test_helpers.h"
@@ -158,5 +160,43 @@ BOOST_AUTO_TEST_CASE(one_hot_and_equal_as_pytorch_answers_them) {
   const Tensor nan = Tensor::from_values({std::nan("")}, {1});
   BOOST_TEST(!equal(nan, nan));
 }
+
+// The last release's names, kept for this one (their warnings: tests/layers/check_deprecation_messages.py),
+// compute what their successors do.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+BOOST_AUTO_TEST_CASE(the_last_release_names_compute_what_their_successors_do) {
+  manual_seed(3);
+  const Variable x(Tensor::normal({2, 4, 3}, 0, 1, DType::Float64), true);
+  const Tensor lengths = Tensor::from_vector(std::vector<int64_t>{4, 2}, {2});
+  BOOST_TEST(nn::masked_mean(x, lengths).data().to_vector() ==
+             mean_over_time(x, lengths, 1).data().to_vector());
+  BOOST_TEST(nn::masked_max(x, lengths).data().to_vector() ==
+             max_over_time(x, lengths, 1).data().to_vector());
+  static_assert(std::is_same_v<nn::EncoderLayerOptions, nn::TransformerLayerOptions>);
+  // beta1 and beta2 become the betas; given alone, each replaces its half.
+  const Variable w(Tensor::ones({3}), true);
+  BOOST_TEST(
+      (optim::Adam({w}, {.lr = 0.1, .beta1 = 0.8, .beta2 = 0.99}).options().betas == std::pair(0.8, 0.99)));
+  BOOST_TEST((optim::AdamW({w}, {.beta2 = 0.98}).options().betas == std::pair(0.9, 0.98)));
+  BOOST_TEST((optim::SparseAdam({w}, {.beta1 = 0.5}).options().betas == std::pair(0.5, 0.999)));
+  expect_error_containing<ValueError>([&] { optim::Adam({w}, {.beta1 = 1.5}); }, "betas[0]");
+  // One step with the old spelling moves the weights as with the new.
+  Variable a(Tensor::ones({3}), true), b(Tensor::ones({3}), true);
+  optim::Adam old_names({a}, {.lr = 0.1, .beta1 = 0.5}), new_names({b}, {.lr = 0.1, .betas = {0.5, 0.999}});
+  for (int k = 0; k < 3; ++k) {
+    for (auto& [p, opt] : {std::pair<Variable*, optim::Adam*>{&a, &old_names}, {&b, &new_names}}) {
+      opt->zero_grad();
+      sum(mul(*p, *p)).backward();
+      opt->step();
+    }
+  }
+  BOOST_TEST(a.data().to_vector() == b.data().to_vector());
+  // clip_grad_norm is clip_grad_norm_.
+  a.grad().fill_(3.0);
+  BOOST_TEST(optim::clip_grad_norm({a}, 1.0) == std::sqrt(27.0), boost::test_tools::tolerance(1e-6));
+  expect_close(a.grad(), std::vector<double>(3, 3.0 / (std::sqrt(27.0) + 1e-6)), 1e-6);
+}
+#pragma GCC diagnostic pop
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -103,8 +103,11 @@ BOOST_AUTO_TEST_CASE(adam_updates_every_element_of_every_parameter_as_written) {
       }
       const double lr = 0.01, b1 = 0.9, b2 = 0.99, eps = 1e-6, wd = 0.1;
       std::unique_ptr<optim::Adam> adam =
-          decoupled ? std::make_unique<optim::AdamW>(ps, optim::AdamWOptions{lr, {b1, b2}, eps, wd})
-                    : std::make_unique<optim::Adam>(ps, optim::AdamOptions{lr, {b1, b2}, eps, wd});
+          decoupled
+              ? std::make_unique<optim::AdamW>(
+                    ps, optim::AdamWOptions{.lr = lr, .betas = {b1, b2}, .eps = eps, .weight_decay = wd})
+              : std::make_unique<optim::Adam>(
+                    ps, optim::AdamOptions{.lr = lr, .betas = {b1, b2}, .eps = eps, .weight_decay = wd});
       for (int step = 0; step < 3; ++step) {
         adam->zero_grad();
         for (size_t i = 0; i < ps.size(); ++i) {

@@ -127,18 +127,21 @@ BOOST_AUTO_TEST_CASE(every_kind_of_bad_file_is_refused_with_a_reason) {
                                  "load_safetensors: t: the header is not valid JSON");
   expect_error_containing<Error>([&] { parse_safetensors(file_bytes("{\"\xff\": 1}", ""), "t"); },
                                  "the header is not valid JSON");  // not UTF-8
-  expect_rejected(file_bytes(R"({"a": {"dtype": "Q8", "shape": [2], "data_offsets": [0, 8]}})", data),
-                  "tensor 'a': unknown dtype 'Q8'");
-  expect_rejected(file_bytes(R"({"a": {"dtype": "F16", "shape": [4], "data_offsets": [0, 8]}})", data),
-                  "tensor 'a': dtype F16 is not supported by minigrad");
-  expect_rejected(file_bytes(R"({"a": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}})", data),
-                  "tensor 'a': shape entries must be non-negative integers");
-  expect_rejected(file_bytes(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", data),
-                  "tensor 'a': data_offsets cover 8 bytes but F32 [3] needs 12");
-  expect_rejected(file_bytes(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}})", data),
-                  "tensor 'a': data_offsets end before they begin");
-  expect_rejected(file_bytes(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", data),
-                  "tensor 'a' starts at byte 4 of the data, expected 0 (a gap)");
+  // One tensor over the 8 bytes of data, its fields wrong one way each, and the reason given.
+  const std::pair<std::string, std::string> bad_fields[] = {
+      {R"("dtype": "Q8", "shape": [2], "data_offsets": [0, 8])", "tensor 'a': unknown dtype 'Q8'"},
+      {R"("dtype": "F16", "shape": [4], "data_offsets": [0, 8])",
+       "tensor 'a': dtype F16 is not supported by minigrad"},
+      {R"("dtype": "F32", "shape": [-2], "data_offsets": [0, 8])",
+       "tensor 'a': shape entries must be non-negative integers"},
+      {R"("dtype": "F32", "shape": [3], "data_offsets": [0, 8])",
+       "tensor 'a': data_offsets cover 8 bytes but F32 [3] needs 12"},
+      {R"("dtype": "F32", "shape": [2], "data_offsets": [8, 0])",
+       "tensor 'a': data_offsets end before they begin"},
+      {R"("dtype": "F32", "shape": [1], "data_offsets": [4, 8])",
+       "tensor 'a' starts at byte 4 of the data, expected 0 (a gap)"}};
+  for (const auto& [fields, reason] : bad_fields)
+    expect_rejected(file_bytes(R"({"a": {)" + fields + "}}", data), reason);
   expect_rejected(
       file_bytes("{" + ok_tensor + R"(, "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", data),
       "tensor 'b' starts at byte 4 of the data, expected 8 (it overlaps the previous one)");
