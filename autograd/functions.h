@@ -316,18 +316,27 @@ Variable dropout_with_seed(const Variable& x, double p, uint64_t seed);
 // variance. weight and bias have shape [D] (the last dimension), or are both undefined for no affine.
 Variable layer_norm(const Variable& x, const Variable& weight, const Variable& bias, double eps = 1e-5);
 
-// CrossEntropyOptions: tensor/loss.h.
-// Mean negative log-likelihood of int64 class targets [N] under logits [N, C] (or the cross-entropy with
-// the smoothed targets); a fused log-softmax and NLL that stays finite for any finite logits. If every
-// target is ignored the loss is 0 (PyTorch: NaN).
+// CrossEntropyOptions and Reduction: tensor/loss.h.
+// The negative log-likelihood of int64 class targets (N) under logits (N, C) (or the cross-entropy with
+// the smoothed targets), as PyTorch's cross_entropy: class weights, ignore_index, reduction (the mean
+// divides by the counted rows' weights), label smoothing; logits (C) with a target (), or (N, C, d1, ...)
+// with targets (N, d1, ...), as PyTorch takes them. A fused log-softmax and NLL that stays finite for any
+// finite logits. If every target is ignored the mean is 0 (PyTorch: NaN).
+//   cross_entropy(logits, labels, {.weight = class_weights, .reduction = Reduction::Sum})
 Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntropyOptions options = {});
-// Mean binary cross-entropy between sigmoid(logits) and targets in [0, 1] of the same shape, computed
-// from the logits so that it is stable for large |logits|.
-Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& targets);
+struct BCEWithLogitsOptions {
+  Tensor weight{};  // each element's weight, broadcast to the logits' shape; undefined: 1
+  Reduction reduction = Reduction::Mean;
+  // The positive examples' weight p, broadcast to the logits' shape (a class's, (C), for (N, C) logits):
+  // p > 1 counts the positives more, as PyTorch's pos_weight. Undefined: 1.
+  Tensor pos_weight{};
+};
+// Binary cross-entropy between sigmoid(logits) and targets in [0, 1] of the same shape, computed from
+// the logits so that it is stable for large |logits| (the formula: tensor/loss.h), as PyTorch's
+// binary_cross_entropy_with_logits.
+Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& targets,
+                                          const BCEWithLogitsOptions& options = {});
 
-// How a loss turns its per-element values into its result, as PyTorch's `reduction` argument: their mean
-// (the default), their sum, or all of them (None: the input's shape).
-enum class Reduction { Mean, Sum, None };
 // Options of mse_loss and l1_loss.
 struct LossOptions {
   Reduction reduction = Reduction::Mean;
@@ -341,6 +350,7 @@ struct HuberLossOptions {
   double delta = 1.0;  // where the quadratic part ends
 };
 struct NLLLossOptions {
+  Tensor weight{};              // (C): each class's weight in the loss and in the mean; undefined: all 1
   int64_t ignore_index = -100;  // targets equal to this count neither in the loss nor in the mean
   Reduction reduction = Reduction::Mean;
 };
@@ -356,9 +366,10 @@ Variable l1_loss(const Variable& input, const Variable& target, LossOptions opti
 Variable smooth_l1_loss(const Variable& input, const Variable& target, SmoothL1LossOptions options = {});
 Variable huber_loss(const Variable& input, const Variable& target, HuberLossOptions options = {});
 // The negative log-likelihood of int64 class targets (N) under log-probabilities (N, C) (log_softmax's
-// output): -input[n, target[n]], so nll_loss(log_softmax(x, 1), t) is cross_entropy(x, t). Ignored rows
-// count in neither the loss nor the mean; if every row is ignored the mean is 0, as cross_entropy's
-// (PyTorch: NaN).
+// output): -weight[t]·input[n, t], t = target[n], so nll_loss(log_softmax(x, 1), t) is cross_entropy(x, t);
+// the mean divides by the counted rows' weights. (C) and (N, C, d1, ...) inputs as cross_entropy's.
+// Ignored rows count in neither the loss nor the mean; if every row is ignored the mean is 0, as
+// cross_entropy's (PyTorch: NaN).
 Variable nll_loss(const Variable& input, const Tensor& target, NLLLossOptions options = {});
 
 // ---- queries: not differentiable, so they return plain tensors (PyTorch's have no graph either) ----

@@ -11,10 +11,33 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from safetensors_f64 import compare_files, load
+from safetensors_f64 import compare_main, load, max_diff
+
+# The class weights and positive weights of the cases that take them (examples/reference/functions.cpp).
+W = torch.tensor([0.5, 2.0, 1.0, 1.5], dtype=torch.float64)
+P = torch.tensor([2.0, 0.5, 3.0], dtype=torch.float64)
 
 # Each case's PyTorch call, on x, the second operand t, and the class targets ids.
 CALLS = {
+    'cross_entropy': lambda x, t, ids: F.cross_entropy(x, ids),
+    'cross_entropy_weight': lambda x, t, ids: F.cross_entropy(x, ids, weight=W),
+    'cross_entropy_weight_sum': lambda x, t, ids: F.cross_entropy(x, ids, weight=W, reduction='sum'),
+    'cross_entropy_weight_none': lambda x, t, ids: F.cross_entropy(x, ids, weight=W, reduction='none'),
+    'cross_entropy_weight_smoothing0.2': lambda x, t, ids: F.cross_entropy(x, ids, weight=W, label_smoothing=0.2),
+    'cross_entropy_smoothing0.2_none': lambda x, t, ids: F.cross_entropy(x, ids, reduction='none',
+                                                                         label_smoothing=0.2),
+    'cross_entropy_nd_weight': lambda x, t, ids: F.cross_entropy(x, ids, weight=W),
+    'cross_entropy_nd_none': lambda x, t, ids: F.cross_entropy(x, ids, reduction='none'),
+    'cross_entropy_unbatched': lambda x, t, ids: F.cross_entropy(x, ids),
+    'nll_loss_weight': lambda x, t, ids: F.nll_loss(x, ids, weight=W),
+    'nll_loss_weight_none': lambda x, t, ids: F.nll_loss(x, ids, weight=W, reduction='none'),
+    'nll_loss_nd_weight_sum': lambda x, t, ids: F.nll_loss(F.log_softmax(x, 1), ids, weight=W, reduction='sum'),
+    'bce_with_logits': lambda x, t, ids: F.binary_cross_entropy_with_logits(x, t),
+    'bce_with_logits_pos_weight': lambda x, t, ids: F.binary_cross_entropy_with_logits(x, t, pos_weight=P),
+    'bce_with_logits_pos_weight_none': lambda x, t, ids: F.binary_cross_entropy_with_logits(
+        x, t, reduction='none', pos_weight=P),
+    'bce_with_logits_weight_sum': lambda x, t, ids: F.binary_cross_entropy_with_logits(
+        x, t, weight=P.reshape(1, 3), reduction='sum'),
     'mse_loss': lambda x, t, ids: F.mse_loss(x, t),
     'mse_loss_sum': lambda x, t, ids: F.mse_loss(x, t, reduction='sum'),
     'mse_loss_none': lambda x, t, ids: F.mse_loss(x, t, reduction='none'),
@@ -59,16 +82,11 @@ def run(path):
     ids = tensors['ids'].long() if 'ids' in tensors else None
     y = CALLS[case](x, t, ids)
     y.backward(tensors['v'])
-    diffs = {'y': (y - tensors['y']).abs().max().item(), 'x.grad': (x.grad - tensors['x.grad']).abs().max().item()}
+    diffs = {'y': max_diff(y, tensors['y']), 'x.grad': max_diff(x.grad, tensors['x.grad'])}
     if t is not None:
-        diffs['t.grad'] = (t.grad - tensors['t.grad']).abs().max().item()
+        diffs['t.grad'] = max_diff(t.grad, tensors['t.grad'])
     return diffs
 
 
-def main():
-    folder = sys.argv[1] if len(sys.argv) > 1 else 'out/functions-reference'
-    compare_files(folder, 'function_*.safetensors', 'minigrad-functions-reference', run)
-
-
 if __name__ == '__main__':
-    main()
+    compare_main('out/functions-reference', 'function_*.safetensors', 'minigrad-functions-reference', run)

@@ -47,8 +47,84 @@ Inputs log_probabilities() {
           Tensor::from_vector<int64_t>({3, 0, -100, 1, 3}, {5})};
 }
 
+// Logits of 5 rows over 4 classes, and targets with row 2 ignored (-100).
+Inputs class_logits() {
+  return {normal({5, 4}), {}, Tensor::from_vector<int64_t>({3, 0, -100, 1, 3}, {5})};
+}
+// Logits (2, 4, 3): 2 sequences of 3 positions over 4 classes, and targets (2, 3), one ignored.
+Inputs sequence_logits() {
+  return {normal({2, 4, 3}), {}, Tensor::from_vector<int64_t>({3, 0, 1, 2, -100, 3}, {2, 3})};
+}
+// One example's logits over 4 classes, unbatched, and its target.
+Inputs one_example() {
+  return {normal({4}), {}, Tensor::from_vector<int64_t>({2}, {})};
+}
+// Logits (4, 3) and targets in [0, 1], both differentiable.
+Inputs binary_targets() {
+  return {normal({4, 3}), Variable(Tensor::uniform({4, 3}, 0, 1, F64), true), {}};
+}
+// The class weights of the cases that take them (4 classes), and the positive weights (3 columns); the
+// Python side uses the same.
+Tensor class_weight() {
+  return Tensor::from_vector<double>({0.5, 2.0, 1.0, 1.5}, {4});
+}
+Tensor pos_weight() {
+  return Tensor::from_vector<double>({2.0, 0.5, 3.0}, {3});
+}
+
 std::vector<Case> cases() {
   return {
+      {"cross_entropy", class_logits, [](const Inputs& in) { return cross_entropy(in.x, in.ids); }},
+      {"cross_entropy_weight", class_logits,
+       [](const Inputs& in) { return cross_entropy(in.x, in.ids, {.weight = class_weight()}); }},
+      {"cross_entropy_weight_sum", class_logits,
+       [](const Inputs& in) {
+         return cross_entropy(in.x, in.ids, {.weight = class_weight(), .reduction = Reduction::Sum});
+       }},
+      {"cross_entropy_weight_none", class_logits,
+       [](const Inputs& in) {
+         return cross_entropy(in.x, in.ids, {.weight = class_weight(), .reduction = Reduction::None});
+       }},
+      {"cross_entropy_weight_smoothing0.2", class_logits,
+       [](const Inputs& in) {
+         return cross_entropy(in.x, in.ids, {.weight = class_weight(), .label_smoothing = 0.2});
+       }},
+      {"cross_entropy_smoothing0.2_none", class_logits,
+       [](const Inputs& in) {
+         return cross_entropy(in.x, in.ids, {.reduction = Reduction::None, .label_smoothing = 0.2});
+       }},
+      {"cross_entropy_nd_weight", sequence_logits,
+       [](const Inputs& in) { return cross_entropy(in.x, in.ids, {.weight = class_weight()}); }},
+      {"cross_entropy_nd_none", sequence_logits,
+       [](const Inputs& in) { return cross_entropy(in.x, in.ids, {.reduction = Reduction::None}); }},
+      {"cross_entropy_unbatched", one_example, [](const Inputs& in) { return cross_entropy(in.x, in.ids); }},
+      {"nll_loss_weight", log_probabilities,
+       [](const Inputs& in) { return nll_loss(in.x, in.ids, {.weight = class_weight()}); }},
+      {"nll_loss_weight_none", log_probabilities,
+       [](const Inputs& in) {
+         return nll_loss(in.x, in.ids, {.weight = class_weight(), .reduction = Reduction::None});
+       }},
+      {"nll_loss_nd_weight_sum", sequence_logits,
+       [](const Inputs& in) {
+         return nll_loss(log_softmax(in.x, 1), in.ids,
+                         {.weight = class_weight(), .reduction = Reduction::Sum});
+       }},
+      {"bce_with_logits", binary_targets,
+       [](const Inputs& in) { return binary_cross_entropy_with_logits(in.x, in.t); }},
+      {"bce_with_logits_pos_weight", binary_targets,
+       [](const Inputs& in) {
+         return binary_cross_entropy_with_logits(in.x, in.t, {.pos_weight = pos_weight()});
+       }},
+      {"bce_with_logits_pos_weight_none", binary_targets,
+       [](const Inputs& in) {
+         return binary_cross_entropy_with_logits(in.x, in.t,
+                                                 {.reduction = Reduction::None, .pos_weight = pos_weight()});
+       }},
+      {"bce_with_logits_weight_sum", binary_targets,
+       [](const Inputs& in) {
+         return binary_cross_entropy_with_logits(
+             in.x, in.t, {.weight = pos_weight().reshape({1, 3}), .reduction = Reduction::Sum});
+       }},
       {"mse_loss",
        [] {
          return x_and_t({3, 4});

@@ -59,7 +59,9 @@ BOOST_AUTO_TEST_CASE(shape_errors_in_differentiable_ops) {
       [] {
         cross_entropy(param({2, 3, 4}), Tensor::arange(2));
       },
-      "cross_entropy: logits must be [N, C], got [2,3,4]");
+      "cross_entropy: targets of shape [2] do not match input of shape [2,3,4] (expected [2,4])");
+  expect_error<ShapeError>([] { cross_entropy(param({}), Tensor::zeros({}, DType::Int64)); },
+                           "cross_entropy: input must be (N, C), (C) or (N, C, d1, ...), got []");
   expect_error<ShapeError>(
       [] { binary_cross_entropy_with_logits(param({3}), param({2})); },
       "binary_cross_entropy_with_logits: logits of shape [3] and targets of shape [2] differ");

@@ -2,6 +2,7 @@
 // (NaN, ±inf, 0) where a composition can go wrong (0·inf in a branch not taken), against PyTorch 1.13's
 // values in both dtypes; their values elsewhere are checked against PyTorch by
 // functions_parity_with_pytorch, and their gradients by the gradcheck catalogue.
+#include <cmath>
 #include <functional>
 #include <limits>
 
@@ -106,6 +107,52 @@ BOOST_AUTO_TEST_CASE(a_loss_refuses_a_target_of_another_shape) {
   expect_error<ValueError>(
       [] { huber_loss(Variable(Tensor::zeros({3})), Variable(Tensor::zeros({3})), {.delta = 0}); },
       "huber_loss: delta must be positive, got 0.000000");
+}
+
+BOOST_AUTO_TEST_CASE(class_weights_reductions_and_shapes_are_checked_and_named) {
+  const Variable logits(Tensor::zeros({2, 3}));
+  const Tensor targets = Tensor::from_vector<int64_t>({0, 2}, {2});
+  expect_error<ShapeError>(
+      [&] { cross_entropy(logits, targets, {.weight = Tensor::ones({2})}); },
+      "cross_entropy: weight must be a floating (C) tensor for the input's 3 classes, got [2] float32");
+  expect_error<ShapeError>(
+      [&] { nll_loss(logits, targets, {.weight = Tensor::ones({3}, DType::Int64)}); },
+      "nll_loss: weight must be a floating (C) tensor for the input's 3 classes, got [3] int64");
+  // (N, C, d) takes targets (N, d); (C) takes a target ().
+  expect_error<ShapeError>(
+      [] {
+        cross_entropy(Variable(Tensor::zeros({2, 3, 4})), Tensor::zeros({2, 3}, DType::Int64));
+      },
+      "cross_entropy: targets of shape [2,3] do not match input of shape [2,3,4] (expected [2,4])");
+  expect_error<ShapeError>([] { nll_loss(Variable(Tensor::zeros({3})), Tensor::zeros({1}, DType::Int64)); },
+                           "nll_loss: targets of shape [1] do not match input of shape [3] (expected [])");
+  BOOST_TEST(
+      cross_entropy(Variable(Tensor::zeros({3})), Tensor::zeros({}, DType::Int64)).item() == std::log(3.0),
+      boost::test_tools::tolerance(1e-6));
+  BOOST_TEST((cross_entropy(Variable(Tensor::zeros({2, 3, 4})), Tensor::zeros({2, 4}, DType::Int64),
+                            {.reduction = Reduction::None})
+                  .shape() == Shape{2, 4}));
+  // A weight or pos_weight that does not broadcast to the logits is refused, naming both shapes.
+  const Variable x(Tensor::zeros({4, 3})), t(Tensor::zeros({4, 3}));
+  expect_error<ShapeError>([&] { binary_cross_entropy_with_logits(x, t, {.pos_weight = Tensor::ones({4})}); },
+                           "binary_cross_entropy_with_logits: pos_weight of shape [4] does not broadcast to "
+                           "the logits' shape [4,3]");
+  expect_error<ShapeError>(
+      [&] {
+        binary_cross_entropy_with_logits(x, t, {.weight = Tensor::ones({2, 3})});
+      },
+      "binary_cross_entropy_with_logits: weight of shape [2,3] does not broadcast to the logits' shape "
+      "[4,3]");
+  // A class of weight 0 adds nothing; the mean divides by the counted rows' weights.
+  const Variable z(Tensor::from_vector<double>({1, 2, 3, 0, 0, 5}, {2, 3}), true);
+  const Tensor w = Tensor::from_vector<double>({0, 1, 4}, {3});
+  const double row1 = std::log(std::exp(1) + std::exp(2) + std::exp(3)) - 2,
+               row2 = std::log(2 + std::exp(5)) - 5;
+  BOOST_TEST(cross_entropy(z, Tensor::from_vector<int64_t>({1, 2}, {2}), {.weight = w}).item() ==
+                 (row1 + 4 * row2) / 5,
+             boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(cross_entropy(z, Tensor::from_vector<int64_t>({0, 2}, {2}), {.weight = w}).item() == row2,
+             boost::test_tools::tolerance(1e-12));
 }
 
 BOOST_AUTO_TEST_CASE(numbers_pytorch_defines_are_pytorchs) {

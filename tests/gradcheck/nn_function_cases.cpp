@@ -124,6 +124,42 @@ void add_nn_function_cases(const AddCase& add_case) {
                              {.ignore_index = -100, .label_smoothing = 0.2});
       });
   add_case(
+      "cross_entropy (class weights, label_smoothing, per row)",
+      [](Generator& g) {
+        return Inputs{normal(g, {4, 3})};
+      },
+      [](In x) {
+        return cross_entropy(x[0], Tensor::from_vector<int64_t>({2, -100, 1, 0}, {4}),
+                             {.weight = Tensor::from_vector<double>({0.5, 2.0, 1.5}, {3}),
+                              .reduction = Reduction::None,
+                              .label_smoothing = 0.2});
+      });
+  add_case(
+      "cross_entropy (N, C, d) with class weights",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 3, size_in(g, 1, 3)})};
+      },
+      [](In x) {
+        const int64_t d = x[0].shape()[2];
+        std::vector<int64_t> targets(static_cast<size_t>(2 * d));
+        for (size_t i = 0; i < targets.size(); ++i) targets[i] = static_cast<int64_t>(i % 3);
+        return cross_entropy(x[0], Tensor::from_vector(targets, {2, d}),
+                             {.weight = Tensor::from_vector<double>({0.5, 2.0, 1.5}, {3})});
+      });
+  add_case(
+      "binary_cross_entropy_with_logits (pos_weight, weight, per element)",
+      [](Generator& g) {
+        const Shape s{2, 3};
+        return Inputs{normal(g, s), Variable(Tensor::uniform(s, 0.1, 0.9, F64, &g), true)};
+      },
+      [](In x) {
+        return binary_cross_entropy_with_logits(
+            x[0], x[1],
+            {.weight = Tensor::from_vector<double>({1.0, 0.5}, {2, 1}),
+             .reduction = Reduction::None,
+             .pos_weight = Tensor::from_vector<double>({2.0, 0.5, 3.0}, {3})});
+      });
+  add_case(
       "binary_cross_entropy_with_logits",
       [](Generator& g) {
         const Shape s{size_in(g, 2, 5)};
@@ -155,6 +191,15 @@ void add_nn_function_cases(const AddCase& add_case) {
       },
       [](In x) {
         return nll_loss(log_softmax(x[0], 1), Tensor::from_vector<int64_t>({2, -100, 1, 0}, {4}));
+      });
+  add_case(
+      "nll_loss (class weights, (N, C, d))",
+      [](Generator& g) {
+        return Inputs{normal(g, {2, 3, 2})};
+      },
+      [](In x) {
+        return nll_loss(log_softmax(x[0], 1), Tensor::from_vector<int64_t>({2, -100, 1, 0}, {2, 2}),
+                        {.weight = Tensor::from_vector<double>({0.5, 2.0, 1.5}, {3})});
       });
   add_case(
       "flatten (1)",
