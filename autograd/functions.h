@@ -140,6 +140,11 @@ Variable min(const Variable& x, int64_t dim, bool keepdim = false);
 // it (the NaNs, if it is NaN), as PyTorch 1.13's.
 Variable max(const Variable& x);
 Variable min(const Variable& x);
+// The p-norm of all elements, or along `dims` (tensor/reduce.h; autograd/norm.cpp): its gradient
+// sign(x)·|x|^(p-1)/‖x‖^(p-1), x/‖x‖ for p = 2, and 0 where the norm is 0, as PyTorch's; for p = inf
+// shared evenly by the elements of the largest |x|.
+Variable norm(const Variable& x, double p = 2.0);
+Variable norm(const Variable& x, double p, const Shape& dims, bool keepdim = false);
 
 // ---- selection: the gradient goes to the value selected (autograd/selection_ops.cpp) ----
 // min(max(x, min), max) for the bounds given, as torch.clamp; NaN stays NaN. The gradient passes where
@@ -373,8 +378,14 @@ Variable huber_loss(const Variable& input, const Variable& target, HuberLossOpti
 Variable nll_loss(const Variable& input, const Tensor& target, NLLLossOptions options = {});
 
 // ---- queries: not differentiable, so they return plain tensors (PyTorch's have no graph either) ----
-// The index of the largest entry along dim (the first of ties), int64.
+// The index of the largest (smallest) entry along dim, or of the whole tensor flattened (the first of ties),
+// int64; whether every or any element is true: a Variable's data asked as a Tensor is (tensor/reduce.h).
 Tensor argmax(const Variable& x, int64_t dim, bool keepdim = false);
+Tensor argmin(const Variable& x, int64_t dim, bool keepdim = false);
+Tensor argmax(const Variable& x);
+Tensor argmin(const Variable& x);
+bool all(const Variable& x);
+bool any(const Variable& x);
 // Elementwise comparisons, bool; b broadcasts.
 Tensor eq(const Variable& a, const Variable& b);
 Tensor eq(const Variable& a, const Tensor& b);

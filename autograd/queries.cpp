@@ -8,6 +8,21 @@ namespace minigrad {
 Tensor argmax(const Variable& x, int64_t dim, bool keepdim) {
   return argmax(x.data(), dim, keepdim);
 }
+Tensor argmin(const Variable& x, int64_t dim, bool keepdim) {
+  return argmin(x.data(), dim, keepdim);
+}
+Tensor argmax(const Variable& x) {
+  return argmax(x.data());
+}
+Tensor argmin(const Variable& x) {
+  return argmin(x.data());
+}
+bool all(const Variable& x) {
+  return all(x.data());
+}
+bool any(const Variable& x) {
+  return any(x.data());
+}
 
 Tensor eq(const Variable& a, const Variable& b) {
   return eq(a.data(), b.data());

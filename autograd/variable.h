@@ -74,7 +74,7 @@ struct BackwardOptions {
   bool create_graph = false;
 };
 
-class Variable {
+class Variable : public Methods<Variable> {  // x.sum(), x.norm(), x == y ...: tensor/methods.h
  public:
   Variable() = default;
   // A constant leaf: a Tensor converts to one wherever a Variable is taken, as in PyTorch, where the two
@@ -125,7 +125,9 @@ class Variable {
   Variable detach() const;
 
   // ---- the common ops as methods, as on a PyTorch tensor: x.reshape({2, -1}).sum(). Each is the function
-  // of the same name in autograd/functions.h (autograd/variable_methods.cpp), differentiable as it is ----
+  // of the same name in autograd/functions.h (autograd/variable_methods.cpp), differentiable as it is; the
+  // reductions (sum, mean, max, min, argmax, argmin, norm, all, any), masked_fill and the comparisons are
+  // Methods<Variable>'s, declared once for Tensor and Variable (tensor/methods.h) ----
   Variable reshape(const Shape& shape) const;
   Variable view(const Shape& shape) const;  // reshape: minigrad copies only where it must, as reshape does
   Variable flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
@@ -139,15 +141,6 @@ class Variable {
   Variable slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
   // The same values in another dtype, differentiable: the gradient comes back in this Variable's dtype.
   Variable to(DType dtype) const;
-  Variable sum() const;
-  Variable sum(const Shape& dims, bool keepdim = false) const;
-  Variable mean() const;
-  Variable mean(const Shape& dims, bool keepdim = false) const;
-  Variable max() const;
-  Variable max(int64_t dim, bool keepdim = false) const;
-  Variable min() const;
-  Variable min(int64_t dim, bool keepdim = false) const;
-  Tensor argmax(int64_t dim, bool keepdim = false) const;
   Variable matmul(const Variable& other) const;
   Variable pow(double exponent) const;
   Variable exp() const;

@@ -1,5 +1,6 @@
 // Variable's methods for the common ops: each calls the differentiable function of the same name
-// (autograd/functions.h), so x.reshape(s) and reshape(x, s) record the same node.
+// (autograd/functions.h), so x.reshape(s) and reshape(x, s) record the same node. The reductions,
+// comparisons and masked_fill it shares with Tensor are declared once, in tensor/methods.h.
 #include "minigrad/autograd/functions.h"
 
 namespace minigrad {
@@ -40,33 +41,6 @@ Variable Variable::slice(int64_t dim, int64_t start, int64_t end, int64_t step) 
 }
 Variable Variable::to(DType dtype) const {
   return minigrad::to(*this, dtype);
-}
-Variable Variable::sum() const {
-  return minigrad::sum(*this);
-}
-Variable Variable::sum(const Shape& dims, bool keepdim) const {
-  return minigrad::sum(*this, dims, keepdim);
-}
-Variable Variable::mean() const {
-  return minigrad::mean(*this);
-}
-Variable Variable::mean(const Shape& dims, bool keepdim) const {
-  return minigrad::mean(*this, dims, keepdim);
-}
-Variable Variable::max() const {
-  return minigrad::max(*this);
-}
-Variable Variable::max(int64_t dim, bool keepdim) const {
-  return minigrad::max(*this, dim, keepdim);
-}
-Variable Variable::min() const {
-  return minigrad::min(*this);
-}
-Variable Variable::min(int64_t dim, bool keepdim) const {
-  return minigrad::min(*this, dim, keepdim);
-}
-Tensor Variable::argmax(int64_t dim, bool keepdim) const {
-  return minigrad::argmax(*this, dim, keepdim);
 }
 Variable Variable::matmul(const Variable& other) const {
   return minigrad::matmul(*this, other);

@@ -32,6 +32,11 @@ CALLS = {
     'nll_loss_weight': lambda x, t, ids: F.nll_loss(x, ids, weight=W),
     'nll_loss_weight_none': lambda x, t, ids: F.nll_loss(x, ids, weight=W, reduction='none'),
     'nll_loss_nd_weight_sum': lambda x, t, ids: F.nll_loss(F.log_softmax(x, 1), ids, weight=W, reduction='sum'),
+    'norm': lambda x, t, ids: x.norm(),
+    'norm_1_dim1': lambda x, t, ids: x.norm(1, dim=1),
+    'norm_3_dim0_keepdim': lambda x, t, ids: x.norm(3, dim=0, keepdim=True),
+    'norm_inf': lambda x, t, ids: x.norm(float('inf')),
+    'norm_0.5_dims01': lambda x, t, ids: torch.linalg.vector_norm(x, 0.5, dim=(0, 1)),
     'bce_with_logits': lambda x, t, ids: F.binary_cross_entropy_with_logits(x, t),
     'bce_with_logits_pos_weight': lambda x, t, ids: F.binary_cross_entropy_with_logits(x, t, pos_weight=P),
     'bce_with_logits_pos_weight_none': lambda x, t, ids: F.binary_cross_entropy_with_logits(

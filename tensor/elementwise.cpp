@@ -216,6 +216,9 @@ Tensor ge(const Tensor& a, const Tensor& b) {
 Tensor eq(const Tensor& a, double s) {
   return compare("eq", a, s, [](auto x, auto y) { return x == y; });
 }
+Tensor ne(const Tensor& a, double s) {
+  return compare("ne", a, s, [](auto x, auto y) { return x != y; });
+}
 Tensor lt(const Tensor& a, double s) {
   return compare("lt", a, s, [](auto x, auto y) { return x < y; });
 }

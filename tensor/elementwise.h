@@ -67,6 +67,7 @@ Tensor le(const Tensor& a, const Tensor& b);
 Tensor gt(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Tensor& b);
 Tensor eq(const Tensor& a, double s);
+Tensor ne(const Tensor& a, double s);
 Tensor lt(const Tensor& a, double s);
 Tensor le(const Tensor& a, double s);
 Tensor gt(const Tensor& a, double s);

@@ -297,6 +297,39 @@ Tensor argmin(const Tensor& x) {
   return argmin(flattened("argmin", x), 0, false);
 }
 
+namespace {
+
+// max |x| over `dims`, one dimension at a time (the last first, so the others keep their numbers).
+Tensor max_abs(const Tensor& x, const Shape& dims, bool keepdim) {
+  std::vector<int64_t> order(dims.begin(), dims.end());
+  for (int64_t& d : order) d = d < 0 ? d + x.rank() : d;
+  std::sort(order.rbegin(), order.rend());
+  Tensor out = abs(x);
+  for (int64_t d : order) out = max(out, d, keepdim);
+  return out;
+}
+
+}  // namespace
+
+Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
+  if (!x.defined()) throw ValueError("norm", "the tensor is undefined");
+  if (!is_floating(x.dtype())) {
+    throw ValueError("norm", "takes a floating tensor, got " + std::string(dtype_name(x.dtype())));
+  }
+  if (!(p > 0)) throw ValueError("norm", "p must be positive (or inf), got " + std::to_string(p));
+  if (std::isinf(p)) return max_abs(x, dims, keepdim);
+  if (p == 1) return sum(abs(x), dims, keepdim);
+  if (p == 2) return sqrt(sum(mul(x, x), dims, keepdim));
+  return pow(sum(pow(abs(x), p), dims, keepdim), 1 / p);
+}
+
+Tensor norm(const Tensor& x, double p) {
+  if (!x.defined()) throw ValueError("norm", "the tensor is undefined");
+  Shape all_dims;
+  for (int64_t d = 0; d < x.rank(); ++d) all_dims.push_back(d);
+  return x.rank() == 0 ? norm(x.reshape({1}), p, {0}) : norm(x, p, all_dims);
+}
+
 bool all(const Tensor& x) {
   for (double v : values_of("all", x)) {
     if (v == 0) return false;  // NaN is not zero: true, as in PyTorch

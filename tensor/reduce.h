@@ -27,6 +27,12 @@ Tensor argmax(const Tensor& x);
 Tensor min(const Tensor& x);
 Tensor argmin(const Tensor& x);
 
+// The p-norm (Σ|x|^p)^(1/p) of all elements, or along `dims`, as PyTorch's x.norm(p) and
+// torch.linalg.vector_norm: p = 2 by default; p = inf is max |x|; any p > 0. Floating tensors only.
+//   norm(g) -> []      norm(x, 1, {1}) -> [N] for x [N, D]
+Tensor norm(const Tensor& x, double p = 2.0);
+Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim = false);
+
 // ---- whole-tensor questions, answered as a bool (PyTorch answers with a one-element tensor) ----
 // Whether every element, or any element, is true (nonzero; NaN counts as true, as in PyTorch). all() of
 // an empty tensor is true and any() false.

@@ -23,6 +23,7 @@
 
 #include "minigrad/tensor/dtype.h"
 #include "minigrad/tensor/error.h"
+#include "minigrad/tensor/methods.h"
 #include "minigrad/tensor/random.h"
 #include "minigrad/tensor/shape.h"
 #include "minigrad/tensor/storage.h"
@@ -33,7 +34,7 @@ struct RowSparse;  // tensor/row_sparse.h
 class Tensor;
 [[noreturn]] void throw_not_dense(std::string_view op, const Tensor& t);
 
-class Tensor {
+class Tensor : public Methods<Tensor> {  // x.sum(), x.norm(), x == y ...: tensor/methods.h
  public:
   // An undefined tensor: no buffer, no shape. Used for "no gradient yet".
   Tensor() = default;

@@ -7,6 +7,7 @@
 //   /usr/bin/python3 scripts/compare-functions-with-pytorch.py /tmp/functions
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -108,6 +109,33 @@ std::vector<Case> cases() {
        [](const Inputs& in) {
          return nll_loss(log_softmax(in.x, 1), in.ids,
                          {.weight = class_weight(), .reduction = Reduction::Sum});
+       }},
+      {"norm",
+       [] {
+         return x_only({3, 4});
+       },
+       [](const Inputs& in) { return norm(in.x); }},
+      {"norm_1_dim1",
+       [] {
+         return x_only({3, 4});
+       },
+       [](const Inputs& in) { return norm(in.x, 1, {1}); }},
+      {"norm_3_dim0_keepdim",
+       [] {
+         return x_only({3, 4});
+       },
+       [](const Inputs& in) { return norm(in.x, 3, {0}, true); }},
+      {"norm_inf",
+       [] {
+         return x_only({3, 4});
+       },
+       [](const Inputs& in) { return norm(in.x, INFINITY); }},
+      {"norm_0.5_dims01",
+       [] {
+         return x_only({2, 3, 2});
+       },
+       [](const Inputs& in) {
+         return norm(in.x, 0.5, {0, 1});
        }},
       {"bce_with_logits", binary_targets,
        [](const Inputs& in) { return binary_cross_entropy_with_logits(in.x, in.t); }},

@@ -1,4 +1,6 @@
 // The catalogue's neural-network functions (embedding, losses, dropout, batch norm, ...) and attention.
+#include <cmath>
+
 #include "tests/gradcheck/sections.h"
 
 namespace minigrad::checks {
@@ -145,6 +147,14 @@ void add_nn_function_cases(const AddCase& add_case) {
         for (size_t i = 0; i < targets.size(); ++i) targets[i] = static_cast<int64_t>(i % 3);
         return cross_entropy(x[0], Tensor::from_vector(targets, {2, d}),
                              {.weight = Tensor::from_vector<double>({0.5, 2.0, 1.5}, {3})});
+      });
+  add_case(
+      "norm (p = 2, 1, 3 over dims, inf)",
+      [](Generator& g) {
+        return Inputs{normal(g, {size_in(g, 2, 4), 3})};
+      },
+      [](In x) {
+        return norm(x[0]) + sum(norm(x[0], 1, {1})) + sum(norm(x[0], 3, {0}, true)) + norm(x[0], INFINITY);
       });
   add_case(
       "binary_cross_entropy_with_logits (pos_weight, weight, per element)",

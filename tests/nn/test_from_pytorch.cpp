@@ -161,6 +161,58 @@ BOOST_AUTO_TEST_CASE(one_hot_and_equal_as_pytorch_answers_them) {
   BOOST_TEST(!equal(nan, nan));
 }
 
+// x.sum(), x.norm(), x == y ...: one set of methods (tensor/methods.h), the same on a Tensor (a gradient,
+// a prediction) and on a Variable, each what the free function of its name computes.
+BOOST_AUTO_TEST_CASE(a_tensor_and_a_variable_answer_the_same_methods) {
+  const Variable w(Tensor::from_values({3, -4}, {2}, DType::Float64), true);
+  sum(mul(w, w)).backward();  // w.grad() = 2w = (6, -8)
+  BOOST_TEST(w.grad().norm().item() == 10.0);
+  BOOST_TEST(w.grad().mean().item() == -1.0);
+  BOOST_TEST(w.grad().norm(1).item() == 14.0);
+  BOOST_TEST(w.grad().norm(INFINITY).item() == 8.0);
+  BOOST_TEST(w.norm().item() == 5.0);
+  const Tensor pred = Tensor::from_vector<int64_t>({1, 0, 2, 2}, {4}),
+               y = Tensor::from_vector<int64_t>({1, 1, 2, 0}, {4});
+  BOOST_TEST((pred == y).to(DType::Float32).mean().item() == 0.5);
+  BOOST_TEST((pred != y).to_vector<bool>() == std::vector<bool>({false, true, false, true}));
+  BOOST_TEST((pred >= 2.0).to_vector<bool>() == std::vector<bool>({false, false, true, true}));
+  BOOST_TEST((1.0 < pred).to_vector<bool>() == std::vector<bool>({false, false, true, true}));
+  BOOST_TEST((w > 0.0).to_vector<bool>() == std::vector<bool>({true, false}));  // a Variable's: a bool Tensor
+  BOOST_TEST((w == Variable(Tensor::from_values({3, 4}, {2}, DType::Float64))).to_vector<bool>() ==
+             std::vector<bool>({true, false}));
+  // As PyTorch 1.13: a zero vector's norm has gradient 0 (not NaN), p = inf shares it between ties, and
+  // an integer tensor has no norm.
+  for (const double p : std::vector<double>{1.0, 2.0, 3.0, INFINITY}) {
+    const Variable zero(Tensor::zeros({3}, DType::Float64), true);
+    zero.norm(p).backward();
+    BOOST_TEST(zero.grad().to_vector() == std::vector<double>(3, 0.0), "p = " << p);
+  }
+  const Variable ties(Tensor::from_values({3, -3, 1, 0}, {4}, DType::Float64), true);
+  ties.norm(INFINITY).backward();
+  BOOST_TEST(ties.grad().to_vector() == std::vector<double>({0.5, -0.5, 0, 0}));
+  expect_error<ValueError>([] { Tensor::arange(3).norm(); }, "norm: takes a floating tensor, got int64");
+  // The reductions and queries, method against function, on a Tensor and on a Variable.
+  manual_seed(4);
+  const Variable x(Tensor::normal({3, 4}, 0, 1, DType::Float64), true);
+  const Tensor& t = x.data();
+  BOOST_TEST(t.sum({1}).to_vector() == sum(t, {1}).to_vector());
+  BOOST_TEST(x.sum({1}, true).data().to_vector() == sum(x, {1}, true).data().to_vector());
+  BOOST_TEST(t.max(0).to_vector() == max(t, 0).to_vector());
+  BOOST_TEST(x.min().item() == min(t).item());
+  BOOST_TEST(t.argmax().item() == argmax(t).item());
+  BOOST_TEST(x.argmin(1).to_vector<int64_t>() == argmin(t, 1).to_vector<int64_t>());
+  BOOST_TEST(t.norm(3, {0}, true).to_vector() == norm(t, 3, {0}, true).to_vector());
+  BOOST_TEST(x.norm(2, {1}).data().to_vector() == norm(t, 2, {1}).to_vector());
+  BOOST_TEST((x > 0.0).any());
+  BOOST_TEST(!(t > 10.0).any());
+  BOOST_TEST((t == t).all());
+  const Tensor mask = t > 0.0;
+  BOOST_TEST(t.masked_fill(mask, 0).to_vector() == masked_fill(t, mask, 0).to_vector());
+  const Variable filled = x.masked_fill(mask, 0);  // differentiable
+  filled.sum().backward();
+  BOOST_TEST(x.grad().to_vector<double>() == logical_not(mask).to(DType::Float64).to_vector<double>());
+}
+
 // The last release's names, kept for this one (their warnings: tests/layers/check_deprecation_messages.py),
 // compute what their successors do.
 #pragma GCC diagnostic push
