@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "minigrad/nn/unbatched.h"
+
 namespace minigrad::nn {
 
 namespace {
@@ -44,13 +46,15 @@ void check_axis(const char* layer, int64_t stride, int64_t padding, int64_t dila
 // error (the op's message has the shapes).
 template <typename Op>
 Variable checked_forward(const char* layer, const Variable& x, int rank, int64_t in_channels,
-                         const std::string& spatial, Op op) {
-  if (!x.defined() || x.rank() != rank || x.shape()[1] != in_channels) {
-    throw ShapeError(layer, "expects input (N, " + std::to_string(in_channels) + ", " + spatial + "), got " +
+                         const std::string& spatial, const Op& op) {
+  const bool unbatched = x.defined() && x.rank() == rank - 1;  // (C, ...): a batch of one, as PyTorch
+  if (!x.defined() || (x.rank() != rank && !unbatched) || x.shape()[unbatched ? 0 : 1] != in_channels) {
+    throw ShapeError(layer, "expects input (N, " + std::to_string(in_channels) + ", " + spatial + ") or (" +
+                                std::to_string(in_channels) + ", " + spatial + "), got " +
                                 (x.defined() ? x.shape().str() : std::string("an undefined Variable")));
   }
   try {
-    return op();
+    return detail::as_batch_of_one(x, rank, op);
   } catch (const ShapeError& e) {
     throw ShapeError(layer, e.detail());
   }
@@ -91,8 +95,8 @@ Conv1d::Conv1d(const Conv1dOptions& opts) : options(opts) {
 }
 
 Variable Conv1d::forward(const Variable& x) const {
-  return checked_forward("Conv1d", x, 3, options.in_channels, "L", [&] {
-    return conv1d(x, weight, bias,
+  return checked_forward("Conv1d", x, 3, options.in_channels, "L", [&](const Variable& batch) {
+    return conv1d(batch, weight, bias,
                   {.stride = options.stride,
                    .padding = options.padding,
                    .padding_same = options.padding_same,
@@ -135,8 +139,8 @@ Conv2d::Conv2d(const Conv2dOptions& opts) : options(opts) {
 }
 
 Variable Conv2d::forward(const Variable& x) const {
-  return checked_forward("Conv2d", x, 4, options.in_channels, "H, W", [&] {
-    return conv2d(x, weight, bias,
+  return checked_forward("Conv2d", x, 4, options.in_channels, "H, W", [&](const Variable& batch) {
+    return conv2d(batch, weight, bias,
                   {.stride = options.stride,
                    .padding = options.padding,
                    .padding_same = options.padding_same,

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "minigrad/nn/unbatched.h"
+
 namespace minigrad::nn {
 
 // Both take stride 0 to mean kernel_size, as PyTorch's stride=None; the layer stores the stride it uses.
@@ -30,7 +32,7 @@ MaxPool1d::MaxPool1d(MaxPool1dOptions options_) : options(options_) {
 }
 
 Variable MaxPool1d::forward(const Variable& x) const {
-  return max_pool1d(x, options);
+  return detail::as_batch_of_one(x, 3, [&](const Variable& batch) { return max_pool1d(batch, options); });
 }
 
 std::string MaxPool1d::extra_repr() const {
@@ -44,7 +46,7 @@ AvgPool1d::AvgPool1d(AvgPool1dOptions options_) : options(options_) {
 }
 
 Variable AvgPool1d::forward(const Variable& x) const {
-  return avg_pool1d(x, options);
+  return detail::as_batch_of_one(x, 3, [&](const Variable& batch) { return avg_pool1d(batch, options); });
 }
 
 std::string AvgPool1d::extra_repr() const {
@@ -71,7 +73,7 @@ MaxPool2d::MaxPool2d(MaxPool2dOptions options_) : options(options_) {
 }
 
 Variable MaxPool2d::forward(const Variable& x) const {
-  return max_pool2d(x, options);
+  return detail::as_batch_of_one(x, 4, [&](const Variable& batch) { return max_pool2d(batch, options); });
 }
 
 std::string MaxPool2d::extra_repr() const {
@@ -85,7 +87,7 @@ AvgPool2d::AvgPool2d(AvgPool2dOptions options_) : options(options_) {
 }
 
 Variable AvgPool2d::forward(const Variable& x) const {
-  return avg_pool2d(x, options);
+  return detail::as_batch_of_one(x, 4, [&](const Variable& batch) { return avg_pool2d(batch, options); });
 }
 
 std::string AvgPool2d::extra_repr() const {

@@ -11,6 +11,7 @@
 #include "minigrad/autograd/functions.h"
 #include "minigrad/nn/module.h"
 #include "minigrad/nn/positional_options.h"
+#include "minigrad/nn/unbatched.h"
 
 namespace minigrad::nn {
 
@@ -68,7 +69,10 @@ class AvgPool2d : public Layer<AvgPool2d> {
 class AdaptiveAvgPool2d : public Layer<AdaptiveAvgPool2d> {
  public:
   explicit AdaptiveAvgPool2d(Size2d output_size) : output_size(output_size) {}
-  Variable forward(const Variable& x) const { return adaptive_avg_pool2d(x, output_size); }
+  Variable forward(const Variable& x) const {
+    return detail::as_batch_of_one(
+        x, 4, [&](const Variable& batch) { return adaptive_avg_pool2d(batch, output_size); });
+  }
   std::string name() const override { return "AdaptiveAvgPool2d"; }
   std::string extra_repr() const override;
   Size2d output_size;

@@ -189,11 +189,21 @@ RecurrentOutput RecurrentBase::forward(const Variable& input, const RecurrentSta
                                        const Tensor& valid_lens) const {
   // Hooks see the input and the output: h0 and c0 come inside a RecurrentState, which is no Variable.
   const std::string layer = name();
+  if (input.defined() && input.rank() == 2) {
+    // Unbatched, as PyTorch takes it: input (L, input_size), h0 and c0 (num_layers · directions, H); run
+    // as a batch of one, and the batch dimension taken off the results.
+    const int64_t batch_dim = options.batch_first ? 0 : 1;
+    auto batched = [](const Variable& state) { return state.defined() ? unsqueeze(state, 1) : state; };
+    auto unbatched = [](const Variable& state) { return state.defined() ? squeeze(state, 1) : state; };
+    const RecurrentOutput out =
+        forward(unsqueeze(input, batch_dim), {batched(initial.h), batched(initial.c)}, valid_lens);
+    return {.output = squeeze(out.output, batch_dim), .h_n = unbatched(out.h_n), .c_n = unbatched(out.c_n)};
+  }
   const char* layout = options.batch_first ? "(N, L, " : "(L, N, ";
   if (!input.defined() || input.rank() != 3 || input.shape()[2] != options.input_size || input.numel() == 0) {
     throw ShapeError(layer,
-                     "expects input " + std::string(layout) + str(options.input_size) +
-                         ") with L and N at least 1, got " +
+                     "expects input " + std::string(layout) + str(options.input_size) + ") or (L, " +
+                         str(options.input_size) + ") with L and N at least 1, got " +
                          (input.defined() ? input.shape().str() : std::string("an undefined Variable")));
   }
   const Variable x = options.batch_first ? transpose(input, 0, 1) : input;  // (L, N, in)

@@ -149,6 +149,14 @@ int main(int argc, char** argv) {
       write_conv_case<nn::Conv2d>("Conv2d", c.options, {2, c.options.in_channels, c.height, c.width},
                                   out + "/conv2d_" + c.name + ".safetensors");
     }
+    // One example without its batch dimension, (C, L) and (C, H, W), as PyTorch takes it.
+    write_conv_case<nn::Conv1d>("Conv1d", cases_1d.front().options,
+                                {cases_1d.front().options.in_channels, cases_1d.front().length},
+                                out + "/conv1d_unbatched.safetensors");
+    write_conv_case<nn::Conv2d>(
+        "Conv2d", cases_2d.front().options,
+        {cases_2d.front().options.in_channels, cases_2d.front().height, cases_2d.front().width},
+        out + "/conv2d_unbatched.safetensors");
     struct CaseNorm {
       std::string name;
       nn::BatchNormOptions options;

@@ -69,7 +69,7 @@ BOOST_AUTO_TEST_CASE(bad_input_names_the_layer_and_the_shapes) {
       [&] {
         conv(Variable(Tensor::zeros({1, 4, 9})));
       },
-      "Conv1d: expects input (N, 2, L), got [1,4,9]");
+      "Conv1d: expects input (N, 2, L) or (2, L), got [1,4,9]");
   expect_error<ValueError>(
       [] { Conv1d({.in_channels = 3, .out_channels = 4, .kernel_size = 3, .groups = 2}); },
       "Conv1d: in_channels (3) and out_channels (4) must be divisible by groups (2)");
@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(the_2d_layer_has_pytorchs_names_shapes_initialisation_and_e
       [&] {
         conv(Variable(Tensor::zeros({2, 4, 7})));
       },
-      "Conv2d: expects input (N, 4, H, W), got [2,4,7]");
+      "Conv2d: expects input (N, 4, H, W) or (4, H, W), got [2,4,7]");
   expect_error<ShapeError>(
       [] {
         conv2d(Variable(Tensor::zeros({1, 2, 2, 4})), Variable(Tensor::zeros({1, 2, 3, 3})), Variable());

@@ -85,6 +85,46 @@ BOOST_AUTO_TEST_CASE(the_positional_and_the_options_form_build_the_same_layer) {
                            "MaxPool2d: kernel_size is given twice, as an argument and in the options");
 }
 
+// One example without its batch dimension, as PyTorch 1.13 takes it: the result is the batch of one's,
+// without the batch dimension.
+BOOST_AUTO_TEST_CASE(layers_take_an_unbatched_example) {
+  manual_seed(6);
+  auto same_as_batch_of_one = [](const Variable& unbatched, const Variable& batched, int batch_dim) {
+    BOOST_TEST(unbatched.shape() == batched.data().squeeze(batch_dim).shape());
+    BOOST_TEST(unbatched.data().to_vector() == batched.data().squeeze(batch_dim).to_vector());
+  };
+  const Tensor image = Tensor::normal({3, 8, 8}), signal = Tensor::normal({3, 10});
+  nn::Conv2d conv2(3, 4, 3, {.padding = 1});
+  same_as_batch_of_one(conv2(image), conv2(image.unsqueeze(0)), 0);
+  BOOST_TEST((conv2(image).shape() == Shape{4, 8, 8}));
+  nn::Conv1d conv1(3, 5, 3);
+  same_as_batch_of_one(conv1(signal), conv1(signal.unsqueeze(0)), 0);
+  nn::MaxPool2d max2(2);
+  same_as_batch_of_one(max2(image), max2(image.unsqueeze(0)), 0);
+  nn::AvgPool2d avg2(2);
+  same_as_batch_of_one(avg2(image), avg2(image.unsqueeze(0)), 0);
+  nn::MaxPool1d max1(2);
+  same_as_batch_of_one(max1(signal), max1(signal.unsqueeze(0)), 0);
+  nn::AvgPool1d avg1(2);
+  same_as_batch_of_one(avg1(signal), avg1(signal.unsqueeze(0)), 0);
+  nn::AdaptiveAvgPool2d adaptive({2, 3});
+  same_as_batch_of_one(adaptive(image), adaptive(image.unsqueeze(0)), 0);
+  // Recurrent: input (L, input_size), h0 (layers · directions, H); output (L, directions · H).
+  for (const bool batch_first : {false, true}) {
+    nn::LSTM lstm(3, 4, {.num_layers = 2, .batch_first = batch_first, .bidirectional = true});
+    const Tensor sequence = Tensor::normal({5, 3}), h0 = Tensor::normal({4, 4}), c0 = Tensor::normal({4, 4});
+    const nn::RecurrentOutput one = lstm(sequence, {h0, c0});
+    const nn::RecurrentOutput batch =
+        lstm(sequence.unsqueeze(batch_first ? 0 : 1), {h0.unsqueeze(1), c0.unsqueeze(1)});
+    BOOST_TEST((one.output.shape() == Shape{5, 8}));
+    same_as_batch_of_one(one.output, batch.output, batch_first ? 0 : 1);
+    same_as_batch_of_one(one.h_n, batch.h_n, 1);
+    same_as_batch_of_one(one.c_n, batch.c_n, 1);
+  }
+  nn::GRU gru(3, 4);
+  BOOST_TEST((gru(Tensor::normal({5, 3})).h_n.shape() == Shape{1, 4}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(pytorch_everyday_functions)

@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(bad_input_names_the_layer_and_the_shapes) {
       [&] {
         lstm(Variable(Tensor::zeros({4, 2, 5})));
       },
-      "LSTM: expects input (L, N, 3) with L and N at least 1, got [4,2,5]");
+      "LSTM: expects input (L, N, 3) or (L, 3) with L and N at least 1, got [4,2,5]");
   expect_error<ValueError>(
       [&] {
         lstm(x, {}, Tensor::from_vector<int64_t>({4, 0}, {2}));
