@@ -329,6 +329,11 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
 // finite logits. If every target is ignored the mean is 0 (PyTorch: NaN).
 //   cross_entropy(logits, labels, {.weight = class_weights, .reduction = Reduction::Sum})
 Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntropyOptions options = {});
+// Class indices held in a Variable (a model's input passed along, say): its data, which has no gradient.
+inline Variable cross_entropy(const Variable& logits, const Variable& targets,
+                              CrossEntropyOptions options = {}) {
+  return cross_entropy(logits, targets.data(), std::move(options));
+}
 struct BCEWithLogitsOptions {
   Tensor weight{};  // each element's weight, broadcast to the logits' shape; undefined: 1
   Reduction reduction = Reduction::Mean;
@@ -376,6 +381,9 @@ Variable huber_loss(const Variable& input, const Variable& target, HuberLossOpti
 // Ignored rows count in neither the loss nor the mean; if every row is ignored the mean is 0, as
 // cross_entropy's (PyTorch: NaN).
 Variable nll_loss(const Variable& input, const Tensor& target, NLLLossOptions options = {});
+inline Variable nll_loss(const Variable& input, const Variable& target, NLLLossOptions options = {}) {
+  return nll_loss(input, target.data(), std::move(options));
+}
 
 // ---- queries: not differentiable, so they return plain tensors (PyTorch's have no graph either) ----
 // The index of the largest (smallest) entry along dim, or of the whole tensor flattened (the first of ties),

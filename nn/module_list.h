@@ -44,13 +44,39 @@ class ModuleList : public Module {
 
 // Modules applied one after the other, each to the previous one's output, as PyTorch's nn.Sequential.
 // A module can join if it is called as module(x) on one Variable and returns one.
+// A function as a module, for a Sequential: PyTorch C++'s nn::Functional (Python puts a lambda module or
+// nn.ReLU there). It has no parameters and prints as the name given.
+//   nn::Sequential model(std::make_shared<nn::Linear>(2, 8), nn::Functional(relu),
+//   std::make_shared<nn::Linear>(8, 1));
+class Functional : public Layer<Functional> {
+ public:
+  // A function of one Variable (an overloaded name such as relu picks its Variable overload here).
+  Functional(Variable (*function)(const Variable&), std::string name = "Functional")  // NOLINT: as PyTorch's
+      : function_(function), name_(std::move(name)) {}
+  // Any other callable (a lambda that captures, a std::function).
+  template <typename F>
+  requires(!std::is_convertible_v<F, Variable (*)(const Variable&)> &&
+           std::is_invocable_r_v<Variable, const F&, const Variable&>)
+      Functional(F function, std::string name = "Functional")  // NOLINT
+      : function_(std::move(function)), name_(std::move(name)) {}
+  Variable forward(const Variable& x) const { return function_(x); }
+  std::string name() const override { return name_; }
+  const std::function<Variable(const Variable&)>& function() const { return function_; }
+
+ private:
+  std::function<Variable(const Variable&)> function_;
+  std::string name_;
+};
+
 class Sequential : public Layer<Sequential> {
  public:
   Sequential() = default;
+  // Modules (std::make_shared<nn::Linear>(2, 8)) and functions (nn::Functional(relu)), in order.
   template <typename... M>
-  explicit Sequential(std::shared_ptr<M>... modules) {
-    (push_back(std::move(modules)), ...);
+  explicit Sequential(M&&... modules) {
+    (push_back(std::forward<M>(modules)), ...);
   }
+  void push_back(const Functional& f) { push_back(std::make_shared<Functional>(f.function(), f.name())); }
 
   template <typename M>
   std::shared_ptr<M> push_back(std::shared_ptr<M> module) {

@@ -53,6 +53,13 @@ class Tensor : public Methods<Tensor> {  // x.sum(), x.norm(), x == y ...: tenso
   // Copies values into a new tensor of the given shape; the dtype follows T (float, double, int64_t, bool).
   template <typename T>
   static Tensor from_vector(const std::vector<T>& values, const Shape& shape);
+  // A braced list, as torch.tensor([1, 2, 3]) is written: from_vector({1, 2, 3}, {3}). Whole numbers
+  // give int64, floating ones their own dtype (float32 or float64), bools bool.
+  template <typename T>
+  static Tensor from_vector(std::initializer_list<T> values, const Shape& shape) {
+    using Element = std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int64_t, T>;
+    return from_vector(std::vector<Element>(values.begin(), values.end()), shape);
+  }
   // Converts the values to `dtype`; the usual way to write small literal tensors in tests and examples.
   static Tensor from_values(std::span<const double> values, const Shape& shape, DType dtype = DType::Float32);
   static Tensor from_values(std::initializer_list<double> values, const Shape& shape,

@@ -85,6 +85,31 @@ BOOST_AUTO_TEST_CASE(the_positional_and_the_options_form_build_the_same_layer) {
                            "MaxPool2d: kernel_size is given twice, as an argument and in the options");
 }
 
+// Three reflexes of an earlier list: class indices in a Variable as a loss's target, a braced list into
+// from_vector, and a function inside a Sequential.
+BOOST_AUTO_TEST_CASE(a_variable_target_a_braced_list_and_a_function_in_a_sequential) {
+  const Tensor labels = Tensor::from_vector({2, 0, 1}, {3});  // int64, as torch.tensor([2, 0, 1])
+  BOOST_TEST(labels.dtype() == DType::Int64);
+  BOOST_TEST(Tensor::from_vector({0.5, 1.5}, {2}).dtype() == DType::Float64);
+  BOOST_TEST(Tensor::from_vector({0.5f, 1.5f}, {2}).dtype() == DType::Float32);
+  BOOST_TEST(Tensor::from_vector({true, false}, {2}).dtype() == DType::Bool);
+  const Variable logits(Tensor::normal({3, 4}, 0, 1, DType::Float64), true);
+  BOOST_TEST(cross_entropy(logits, Variable(labels)).item() == cross_entropy(logits, labels).item());
+  BOOST_TEST(nll_loss(log_softmax(logits, 1), Variable(labels)).item() ==
+             nll_loss(log_softmax(logits, 1), labels).item());
+  manual_seed(2);
+  nn::Sequential model(std::make_shared<nn::Linear>(4, 3), nn::Functional(relu),
+                       std::make_shared<nn::Linear>(3, 2),
+                       nn::Functional([](const Variable& x) { return x * 2.0; }, "Double"));
+  BOOST_TEST(model.size() == 4u);
+  const Variable x(Tensor::normal({5, 4}));
+  const auto& first = static_cast<const nn::Linear&>(*model.children()[0].second);
+  const auto& second = static_cast<const nn::Linear&>(*model.children()[2].second);
+  BOOST_TEST(model(x).data().to_vector() == (second(relu(first(x))) * 2.0).data().to_vector());
+  BOOST_TEST(model.children()[3].second->name() == "Double");
+  BOOST_TEST(model.parameters().size() == 4u);  // the functions have none
+}
+
 // One example without its batch dimension, as PyTorch 1.13 takes it: the result is the batch of one's,
 // without the batch dimension.
 BOOST_AUTO_TEST_CASE(layers_take_an_unbatched_example) {
