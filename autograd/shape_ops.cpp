@@ -151,20 +151,7 @@ Variable squeeze(const Variable& x, int64_t dim) {
 
 Variable flatten(const Variable& x, int64_t start_dim, int64_t end_dim) {
   if (!x.defined()) throw ValueError("flatten", "the Variable is undefined");
-  if (x.rank() == 0) return reshape(x, {1});  // as torch.flatten
-  const int start = normalize_dim("flatten", start_dim, x.rank()),
-            end = normalize_dim("flatten", end_dim, x.rank());
-  if (start > end) {
-    throw ValueError("flatten", "start_dim " + std::to_string(start_dim) + " comes after end_dim " +
-                                    std::to_string(end_dim) + " for shape " + x.shape().str());
-  }
-  Shape shape;
-  for (int d = 0; d < start; ++d) shape.push_back(x.shape()[d]);
-  int64_t merged = 1;
-  for (int d = start; d <= end; ++d) merged *= x.shape()[d];
-  shape.push_back(merged);
-  for (int d = end + 1; d < x.rank(); ++d) shape.push_back(x.shape()[d]);
-  return reshape(x, shape);
+  return reshape(x, flattened_shape("flatten", x.shape(), start_dim, end_dim));
 }
 
 Variable to(const Variable& x, DType dtype) {

@@ -126,11 +126,10 @@ class Variable : public Methods<Variable> {  // x.sum(), x.norm(), x == y ...: t
 
   // ---- the common ops as methods, as on a PyTorch tensor: x.reshape({2, -1}).sum(). Each is the function
   // of the same name in autograd/functions.h (autograd/variable_methods.cpp), differentiable as it is; the
-  // reductions (sum, mean, max, min, argmax, argmin, norm, all, any), masked_fill and the comparisons are
-  // Methods<Variable>'s, declared once for Tensor and Variable (tensor/methods.h) ----
+  // reductions (sum, mean, max, min, argmax, argmin, norm, all, any), flatten, masked_fill and the
+  // comparisons are Methods<Variable>'s, declared once for Tensor and Variable (tensor/methods.h) ----
   Variable reshape(const Shape& shape) const;
   Variable view(const Shape& shape) const;  // reshape: minigrad copies only where it must, as reshape does
-  Variable flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Variable transpose(int64_t dim0, int64_t dim1) const;
   Variable t() const;  // transpose(0, 1) of a matrix
   Variable permute(const Shape& dims) const;

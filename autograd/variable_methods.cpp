@@ -1,6 +1,6 @@
 // Variable's methods for the common ops: each calls the differentiable function of the same name
 // (autograd/functions.h), so x.reshape(s) and reshape(x, s) record the same node. The reductions,
-// comparisons and masked_fill it shares with Tensor are declared once, in tensor/methods.h.
+// comparisons, flatten and masked_fill it shares with Tensor are declared once, in tensor/methods.h.
 #include "minigrad/autograd/functions.h"
 
 namespace minigrad {
@@ -10,9 +10,6 @@ Variable Variable::reshape(const Shape& shape) const {
 }
 Variable Variable::view(const Shape& shape) const {
   return minigrad::reshape(*this, shape);
-}
-Variable Variable::flatten(int64_t start_dim, int64_t end_dim) const {
-  return minigrad::flatten(*this, start_dim, end_dim);
 }
 Variable Variable::transpose(int64_t dim0, int64_t dim1) const {
   return minigrad::transpose(*this, dim0, dim1);

@@ -94,6 +94,19 @@ class MultiHeadAttention : public Layer<MultiHeadAttention> {
   explicit MultiHeadAttention(const MultiHeadAttentionOptions& options);
   MultiHeadAttention(int64_t num_hiddens, int64_t num_heads, double dropout, bool bias = false)
       : MultiHeadAttention(MultiHeadAttentionOptions{num_hiddens, num_heads, dropout, bias}) {}
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<
+      MultiHeadAttention,
+      ConstructorLines<void(const MultiHeadAttentionOptions&), void(int64_t, int64_t, double),
+                       void(int64_t, int64_t, double, bool)>,
+      A...>
+  explicit MultiHeadAttention(A&&...) : MultiHeadAttention(MultiHeadAttentionOptions{}) {
+    static_assert(wrong_arguments<A...>,
+                  "nn::MultiHeadAttention takes (num_hiddens, num_heads, dropout), then bias; or "
+                  "(MultiHeadAttentionOptions), for PyTorch's (embed_dim, num_heads) "
+                  "nn::pytorch_attention_options(embed_dim, num_heads)");
+  }
 
   // queries (B, n_q, query_size), keys (B, n_k, key_size), values (B, n_k, value_size)
   //   -> (B, n_q, num_hiddens); (n, B, ·) each without batch_first.

@@ -59,6 +59,15 @@ class BatchNorm1d : public BatchNorm {
   // PyTorch's BatchNorm1d(num_features, ...): nn::BatchNorm1d(8, {.momentum = 0.01}).
   explicit BatchNorm1d(int64_t num_features, BatchNormOptions options = {})
       : BatchNorm1d(with_features(options, num_features, "BatchNorm1d")) {}
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<
+      BatchNorm1d,
+      ConstructorLines<void(const BatchNormOptions&), void(int64_t), void(int64_t, BatchNormOptions)>, A...>
+  explicit BatchNorm1d(A&&...) : BatchNorm1d(BatchNormOptions{}) {
+    static_assert(wrong_arguments<A...>,
+                  "nn::BatchNorm1d takes (num_features), then {options}; or (BatchNormOptions)");
+  }
   std::string name() const override { return "BatchNorm1d"; }
 };
 
@@ -69,6 +78,15 @@ class BatchNorm2d : public BatchNorm {
   // PyTorch's BatchNorm2d(num_features, ...): nn::BatchNorm2d(16).
   explicit BatchNorm2d(int64_t num_features, BatchNormOptions options = {})
       : BatchNorm2d(with_features(options, num_features, "BatchNorm2d")) {}
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<
+      BatchNorm2d,
+      ConstructorLines<void(const BatchNormOptions&), void(int64_t), void(int64_t, BatchNormOptions)>, A...>
+  explicit BatchNorm2d(A&&...) : BatchNorm2d(BatchNormOptions{}) {
+    static_assert(wrong_arguments<A...>,
+                  "nn::BatchNorm2d takes (num_features), then {options}; or (BatchNormOptions)");
+  }
   std::string name() const override { return "BatchNorm2d"; }
 };
 

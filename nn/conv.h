@@ -34,6 +34,17 @@ class Conv1d : public Layer<Conv1d> {
   explicit Conv1d(const Conv1dOptions& options);
   // PyTorch's Conv1d(in_channels, out_channels, kernel_size, ...): nn::Conv1d(4, 8, 3, {.padding = 1}).
   explicit Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, Conv1dOptions options = {});
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<Conv1d,
+                              ConstructorLines<void(const Conv1dOptions&), void(int64_t, int64_t, int64_t),
+                                               void(int64_t, int64_t, int64_t, Conv1dOptions)>,
+                              A...>
+  explicit Conv1d(A&&...) : Conv1d(Conv1dOptions{}) {
+    static_assert(
+        wrong_arguments<A...>,
+        "nn::Conv1d takes (in_channels, out_channels, kernel_size), then {options}; or (Conv1dOptions)");
+  }
 
   // x: (N, in_channels, L) -> (N, out_channels, L_out)
   Variable forward(const Variable& x) const;
@@ -65,6 +76,17 @@ class Conv2d : public Layer<Conv2d> {
   explicit Conv2d(const Conv2dOptions& options);
   // PyTorch's Conv2d(in_channels, out_channels, kernel_size, ...): nn::Conv2d(1, 16, 3, {.padding = 1}).
   explicit Conv2d(int64_t in_channels, int64_t out_channels, Size2d kernel_size, Conv2dOptions options = {});
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<Conv2d,
+                              ConstructorLines<void(const Conv2dOptions&), void(int64_t, int64_t, Size2d),
+                                               void(int64_t, int64_t, Size2d, Conv2dOptions)>,
+                              A...>
+  explicit Conv2d(A&&...) : Conv2d(Conv2dOptions{}) {
+    static_assert(
+        wrong_arguments<A...>,
+        "nn::Conv2d takes (in_channels, out_channels, kernel_size), then {options}; or (Conv2dOptions)");
+  }
 
   // x: (N, in_channels, H, W) -> (N, out_channels, H_out, W_out)
   Variable forward(const Variable& x) const;

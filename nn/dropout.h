@@ -10,6 +10,12 @@ class Dropout : public Layer<Dropout> {
  public:
   // Masks are drawn from `generator` (not owned), or from this thread's default generator.
   explicit Dropout(double p = 0.5, Generator* generator = nullptr);
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<Dropout, ConstructorLines<void(), void(double), void(double, Generator*)>, A...>
+  explicit Dropout(A&&...) : Dropout() {
+    static_assert(wrong_arguments<A...>, "nn::Dropout takes (), (p) or (p, Generator*)");
+  }
 
   Variable forward(const Variable& x) const;
 
@@ -25,6 +31,13 @@ class Dropout : public Layer<Dropout> {
 class Dropout2d : public Layer<Dropout2d> {
  public:
   explicit Dropout2d(double p = 0.5, Generator* generator = nullptr);
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<Dropout2d, ConstructorLines<void(), void(double), void(double, Generator*)>,
+                              A...>
+  explicit Dropout2d(A&&...) : Dropout2d() {
+    static_assert(wrong_arguments<A...>, "nn::Dropout2d takes (), (p) or (p, Generator*)");
+  }
 
   Variable forward(const Variable& x) const;
 

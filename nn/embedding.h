@@ -34,6 +34,18 @@ class Embedding : public Layer<Embedding> {
                                    .embedding_dim = embedding_dim,
                                    .padding_idx = padding_idx,
                                    .generator = generator}) {}
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<
+      Embedding,
+      ConstructorLines<void(const EmbeddingOptions&), void(int64_t, int64_t), void(int64_t, int64_t, int64_t),
+                       void(int64_t, int64_t, int64_t, Generator*)>,
+      A...>
+  explicit Embedding(A&&...) : Embedding(EmbeddingOptions{}) {
+    static_assert(wrong_arguments<A...>,
+                  "nn::Embedding takes (num_embeddings, embedding_dim), then padding_idx and a Generator*; "
+                  "or (EmbeddingOptions)");
+  }
 
   // ids: any shape, int64 -> ids.shape + (embedding_dim)
   Variable forward(const Tensor& ids) const;

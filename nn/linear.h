@@ -22,6 +22,18 @@ class Linear : public Layer<Linear> {
   explicit Linear(const LinearOptions& options);
   Linear(int64_t in_features, int64_t out_features, bool bias = true, Generator* generator = nullptr)
       : Linear(LinearOptions{in_features, out_features, bias, generator}) {}
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<
+      Linear,
+      ConstructorLines<void(const LinearOptions&), void(int64_t, int64_t), void(int64_t, int64_t, bool),
+                       void(int64_t, int64_t, bool, Generator*)>,
+      A...>
+  explicit Linear(A&&...) : Linear(LinearOptions{}) {
+    static_assert(
+        wrong_arguments<A...>,
+        "nn::Linear takes (in_features, out_features), then bias and a Generator*; or (LinearOptions)");
+  }
 
   // x: (..., in_features) -> (..., out_features)
   Variable forward(const Variable& x) const;

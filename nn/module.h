@@ -29,6 +29,7 @@
 #include "minigrad/autograd/grad_mode.h"
 #include "minigrad/autograd/hooks.h"
 #include "minigrad/autograd/variable.h"
+#include "minigrad/nn/constructor_lines.h"
 #include "minigrad/nn/module_hooks.h"
 
 namespace minigrad::nn {

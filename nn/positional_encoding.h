@@ -30,6 +30,17 @@ class PositionalEncoding : public Layer<PositionalEncoding> {
   explicit PositionalEncoding(const PositionalEncodingOptions& options);
   PositionalEncoding(int64_t num_hiddens, double dropout, int64_t max_len = 1000)
       : PositionalEncoding(PositionalEncodingOptions{num_hiddens, dropout, max_len, false}) {}
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<PositionalEncoding,
+                              ConstructorLines<void(const PositionalEncodingOptions&), void(int64_t, double),
+                                               void(int64_t, double, int64_t)>,
+                              A...>
+  explicit PositionalEncoding(A&&...) : PositionalEncoding(PositionalEncodingOptions{}) {
+    static_assert(
+        wrong_arguments<A...>,
+        "nn::PositionalEncoding takes (num_hiddens, dropout), then max_len; or (PositionalEncodingOptions)");
+  }
 
   // X: (B, T, num_hiddens) -> same shape, adding the rows of positions start .. start + T - 1, which must
   // be below max_len. start > 0 is for incremental decoding, which feeds a sequence a few steps at a time.

@@ -100,6 +100,16 @@ class RNN : public RecurrentBase {
   explicit RNN(const RNNOptions& options);
   // PyTorch's RNN(input_size, hidden_size, ...): nn::RNN(8, 16, {.num_layers = 2}).
   explicit RNN(int64_t input_size, int64_t hidden_size, RNNOptions options = {});
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<
+      RNN,
+      ConstructorLines<void(const RNNOptions&), void(int64_t, int64_t), void(int64_t, int64_t, RNNOptions)>,
+      A...>
+  explicit RNN(A&&...) : RNN(RNNOptions{}) {
+    static_assert(wrong_arguments<A...>,
+                  "nn::RNN takes (input_size, hidden_size), then {options}; or (RNNOptions)");
+  }
   std::string name() const override { return "RNN"; }
 };
 
@@ -108,6 +118,16 @@ class GRU : public RecurrentBase {
   explicit GRU(const GRUOptions& options);
   explicit GRU(int64_t input_size, int64_t hidden_size,
                GRUOptions options = {});  // PyTorch's GRU(input_size, ...)
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<
+      GRU,
+      ConstructorLines<void(const GRUOptions&), void(int64_t, int64_t), void(int64_t, int64_t, GRUOptions)>,
+      A...>
+  explicit GRU(A&&...) : GRU(GRUOptions{}) {
+    static_assert(wrong_arguments<A...>,
+                  "nn::GRU takes (input_size, hidden_size), then {options}; or (GRUOptions)");
+  }
   std::string name() const override { return "GRU"; }
 };
 
@@ -116,6 +136,16 @@ class LSTM : public RecurrentBase {
   explicit LSTM(const LSTMOptions& options);
   explicit LSTM(int64_t input_size, int64_t hidden_size,
                 LSTMOptions options = {});  // PyTorch's LSTM(input_size, ...)
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<
+      LSTM,
+      ConstructorLines<void(const LSTMOptions&), void(int64_t, int64_t), void(int64_t, int64_t, LSTMOptions)>,
+      A...>
+  explicit LSTM(A&&...) : LSTM(LSTMOptions{}) {
+    static_assert(wrong_arguments<A...>,
+                  "nn::LSTM takes (input_size, hidden_size), then {options}; or (LSTMOptions)");
+  }
   std::string name() const override { return "LSTM"; }
 };
 

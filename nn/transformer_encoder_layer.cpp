@@ -3,8 +3,24 @@
 #include <cmath>
 
 #include "minigrad/autograd/functions.h"
+#include "minigrad/nn/positional_options.h"
 
 namespace minigrad::nn {
+
+namespace {
+TransformerEncoderLayerOptions with_sizes(TransformerEncoderLayerOptions options, int64_t d_model,
+                                          int64_t nhead) {
+  detail::set_positional(options, &TransformerEncoderLayerOptions::d_model, d_model,
+                         "TransformerEncoderLayer", "d_model");
+  detail::set_positional(options, &TransformerEncoderLayerOptions::nhead, nhead, "TransformerEncoderLayer",
+                         "nhead");
+  return options;
+}
+}  // namespace
+
+TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead,
+                                                 TransformerEncoderLayerOptions options)
+    : TransformerEncoderLayer(with_sizes(options, d_model, nhead)) {}
 
 TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOptions& opts) : options(opts) {
   if (opts.dim_feedforward <= 0)

@@ -5,8 +5,8 @@
 //
 //   PyTorch                                               minigrad
 //   layer = nn.TransformerEncoderLayer(                   nn::TransformerEncoderLayer layer(
-//       d_model=64, nhead=4, dim_feedforward=128,             {.d_model = 64, .nhead = 4, .dim_feedforward =
-//       128, batch_first=True)                                      .batch_first = true});
+//       64, 4, dim_feedforward=128, batch_first=True)         64, 4, {.dim_feedforward = 128, .batch_first =
+//       true});
 //   y = layer(x, src_key_padding_mask=pad)                y = layer(x, {.key_padding_mask = pad});
 //
 // As in PyTorch, batch_first is false by default: x is (T, B, d_model). Masks are an AttentionMask:
@@ -41,6 +41,21 @@ struct TransformerEncoderLayerOptions {
 class TransformerEncoderLayer : public Layer<TransformerEncoderLayer> {
  public:
   explicit TransformerEncoderLayer(const TransformerEncoderLayerOptions& options);
+  // PyTorch's TransformerEncoderLayer(d_model, nhead, ...): nn::TransformerEncoderLayer(64, 4, {.batch_first
+  // = true}).
+  TransformerEncoderLayer(int64_t d_model, int64_t nhead, TransformerEncoderLayerOptions options = {});
+  // Any other arguments: a compile error naming these (nn/constructor_lines.h).
+  template <typename... A>
+  requires NoConstructorTakes<
+      TransformerEncoderLayer,
+      ConstructorLines<void(const TransformerEncoderLayerOptions&), void(int64_t, int64_t),
+                       void(int64_t, int64_t, TransformerEncoderLayerOptions)>,
+      A...>
+  explicit TransformerEncoderLayer(A&&...) : TransformerEncoderLayer(TransformerEncoderLayerOptions{}) {
+    static_assert(wrong_arguments<A...>,
+                  "nn::TransformerEncoderLayer takes (d_model, nhead), then {options}; or "
+                  "(TransformerEncoderLayerOptions)");
+  }
 
   // src (T, B, d_model), or (B, T, d_model) with batch_first -> the same shape
   Variable forward(const Variable& src, const AttentionMask& mask = {}) const;

@@ -65,6 +65,8 @@ CALLS = {
     'min_dim1': lambda x, t, ids: x.min(1).values,
     'max_all': lambda x, t, ids: x.max(),
     'flatten_1': lambda x, t, ids: torch.flatten(x, 1),
+    'one_hot_picks': lambda x, t, ids: (x * F.one_hot(ids).double()).sum(2),
+    'one_hot_5_classes': lambda x, t, ids: F.one_hot(ids, 5).double()[..., :4] * x,
     'max_pool1d_k3_s2_p1': lambda x, t, ids: F.max_pool1d(x, 3, 2, 1),
     'avg_pool1d_k3_s2_p1_uncounted': lambda x, t, ids: F.avg_pool1d(x, 3, 2, 1, count_include_pad=False),
     'max_pool2d_k3_s2_p1': lambda x, t, ids: F.max_pool2d(x, 3, 2, 1),

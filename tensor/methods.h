@@ -1,6 +1,6 @@
 // The methods a PyTorch user calls on a tensor, declared once for Tensor and for Variable (autograd/),
 // which both derive from Methods<themselves>: x.sum(), x.mean({1}), x.max(), x.argmax(1), x.norm(),
-// x.all(), x.masked_fill(mask, 0), and the comparisons x == y, x < 0.5 ... as bool tensors.
+// x.all(), x.flatten(1), x.masked_fill(mask, 0), and the comparisons x == y, x < 0.5 ... as bool tensors.
 //
 // Each method calls the free function of its name on the object: for a Tensor the kernel (tensor/reduce.h,
 // tensor/elementwise.h), for a Variable the differentiable op (autograd/functions.h), so x.sum() is
@@ -46,6 +46,10 @@ auto argmin_of(const T& x, const A&... a) {
 template <typename T, typename... A>
 auto norm_of(const T& x, const A&... a) {
   return norm(x, a...);
+}
+template <typename T>
+auto flatten_of(const T& x, int64_t start_dim, int64_t end_dim) {
+  return flatten(x, start_dim, end_dim);
 }
 template <typename T>
 bool all_of(const T& x) {
@@ -126,6 +130,11 @@ class Methods {
   // Whether every (any) element is true, as a bool (PyTorch: a one-element tensor).
   bool all() const { return method_calls::all_of(self()); }
   bool any() const { return method_calls::any_of(self()); }
+
+  // ---- shape: dimensions start_dim..end_dim merged into one; x.flatten() is all of them ----
+  auto flatten(int64_t start_dim = 0, int64_t end_dim = -1) const {
+    return method_calls::flatten_of(self(), start_dim, end_dim);
+  }
 
   // x with `value` where mask (bool, broadcast to x's shape) is true; out of place, as PyTorch's.
   template <typename Mask>

@@ -128,6 +128,21 @@ int normalize_dim(std::string_view op, int64_t dim, int rank) {
   return static_cast<int>(d);
 }
 
+Shape flattened_shape(std::string_view op, const Shape& shape, int64_t start_dim, int64_t end_dim) {
+  if (shape.rank() == 0) return {1};
+  const int start = normalize_dim(op, start_dim, shape.rank()),
+            end = normalize_dim(op, end_dim, shape.rank());
+  if (start > end) {
+    throw ShapeError(op, "start_dim " + std::to_string(start_dim) + " comes after end_dim " +
+                             std::to_string(end_dim) + " for shape " + shape.str());
+  }
+  Shape flat;
+  for (int d = 0; d < start; ++d) flat.push_back(shape[d]);
+  flat.push_back(split_around(shape, start, end).size);
+  for (int d = end + 1; d < shape.rank(); ++d) flat.push_back(shape[d]);
+  return flat;
+}
+
 AroundDims split_around(const Shape& shape, int first, int last) {
   AroundDims r;
   for (int d = 0; d < shape.rank(); ++d) (d < first ? r.outer : d <= last ? r.size : r.inner) *= shape[d];

@@ -86,4 +86,8 @@ inline AroundDims split_around(const Shape& shape, int dim) {
   return split_around(shape, dim, dim);
 }
 
+// The shape flatten(start_dim, end_dim) gives: dimensions start_dim..end_dim merged into one; a scalar
+// becomes [1], as torch.flatten's. Throws ShapeError naming `op` for a dim out of range or start after end.
+Shape flattened_shape(std::string_view op, const Shape& shape, int64_t start_dim, int64_t end_dim);
+
 }  // namespace minigrad

@@ -124,7 +124,6 @@ class Tensor : public Methods<Tensor> {  // x.sum(), x.norm(), x == y ...: tenso
   Tensor view(const Shape& shape) const;
   // view() when the strides allow it, otherwise a contiguous copy: reshape never fails for a valid size.
   Tensor reshape(const Shape& shape) const;
-  Tensor flatten() const { return reshape({-1}); }
   Tensor transpose(int64_t dim0, int64_t dim1) const;
   // The transpose of a 2-D tensor.
   Tensor t() const;
@@ -220,6 +219,10 @@ inline Tensor expand(const Tensor& x, const Shape& shape) {
 }
 inline Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1) {
   return x.slice(dim, start, end, step);
+}
+// Dimensions start_dim..end_dim as one (x.flatten(): all of them), a view where the strides allow it.
+inline Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1) {
+  return x.reshape(flattened_shape("flatten", x.shape(), start_dim, end_dim));
 }
 
 // The storage offsets of t's elements, in row-major order of their logical index (what gradcheck

@@ -1,7 +1,7 @@
-// minigrad-functions-reference: runs the losses, activations and selection ops on random float64 inputs
-// with a random upstream gradient, and writes each case's inputs, output and gradients to a safetensors
-// file, for scripts/compare-functions-with-pytorch.py to run the same calls through PyTorch 1.13 and
-// compare. A case's name says which PyTorch call it is.
+// minigrad-functions-reference: runs the losses, activations, selection ops and one_hot on random float64
+// inputs with a random upstream gradient, and writes each case's inputs, output and gradients to a
+// safetensors file, for scripts/compare-functions-with-pytorch.py to run the same calls through PyTorch 1.13
+// and compare. A case's name says which PyTorch call it is.
 //
 //   minigrad-functions-reference --out /tmp/functions
 //   /usr/bin/python3 scripts/compare-functions-with-pytorch.py /tmp/functions
@@ -55,6 +55,10 @@ Inputs class_logits() {
 // Logits (2, 4, 3): 2 sequences of 3 positions over 4 classes, and targets (2, 3), one ignored.
 Inputs sequence_logits() {
   return {normal({2, 4, 3}), {}, Tensor::from_vector<int64_t>({3, 0, 1, 2, -100, 3}, {2, 3})};
+}
+// Scores (2, 3, 4) and a class of 4 at each of the (2, 3) positions, for one_hot to pick with.
+Inputs scores_and_classes() {
+  return {normal({2, 3, 4}), {}, Tensor::from_vector<int64_t>({3, 0, 1, 2, 0, 3}, {2, 3})};
 }
 // One example's logits over 4 classes, unbatched, and its target.
 Inputs one_example() {
@@ -244,6 +248,11 @@ std::vector<Case> cases() {
          return x_only({4, 5});
        },
        [](const Inputs& in) { return max(in.x); }},
+      // one_hot's classes, inferred (4) and given (5), pick each position's score: (2, 3) and its gradient.
+      {"one_hot_picks", scores_and_classes,
+       [](const Inputs& in) { return sum(in.x * one_hot(in.ids).to(F64), {2}); }},
+      {"one_hot_5_classes", scores_and_classes,
+       [](const Inputs& in) { return one_hot(in.ids, 5).to(F64).slice(2, 0, 4) * in.x; }},
       {"flatten_1",
        [] {
          return x_only({2, 3, 4});

@@ -74,6 +74,19 @@ BOOST_AUTO_TEST_CASE(a_hook_sees_the_gradient_and_may_replace_it) {
   expect_equal(w.grad(), {1, 1});
 }
 
+// One deliberate difference (docs/from-pytorch.md): retain_grad keeps the gradient after every hook, in
+// whichever order the two were asked for. PyTorch 1.13 runs retain_grad as a hook among the others, so
+// with retain_grad first its y.grad is the unhooked [2, 2]; PyTorch 2 keeps [20, 20], as minigrad does.
+BOOST_AUTO_TEST_CASE(retain_grad_keeps_the_hooked_gradient_whatever_the_order) {
+  const Variable w = leaf({1, 2}, {2});
+  const Variable y = w * 1.0;
+  y.retain_grad();
+  y.register_hook([](const Variable& g) { return g * 10.0; });
+  sum(y * 2.0).backward();
+  expect_equal(y.grad(), {20, 20});
+  expect_equal(w.grad(), {20, 20});  // as in PyTorch 1.13
+}
+
 BOOST_AUTO_TEST_CASE(a_removed_hook_is_not_called) {
   const Variable w = leaf({1, 2}, {2});
   const Variable y = w * 1.0;

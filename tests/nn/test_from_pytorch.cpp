@@ -66,6 +66,26 @@ BOOST_AUTO_TEST_CASE(batch_norm_pooling_and_recurrent_layers_take_their_sizes_fi
   BOOST_TEST(rnn((Variable(Tensor::ones({5, 2, 4})))).output.shape() == Shape({5, 2, 12}));
 }
 
+// The rest of docs/from-pytorch.md's constructor lines, each as the page writes it.
+BOOST_AUTO_TEST_CASE(the_other_layers_take_pytorchs_first_arguments) {
+  nn::Linear linear(2, 8, false);  // nn.Linear(2, 8, bias=False)
+  BOOST_TEST(!linear.bias.defined());
+  nn::Embedding embedding(1000, 64, 0);  // nn.Embedding(1000, 64, padding_idx=0)
+  BOOST_TEST(embedding.options.padding_idx == 0);
+  BOOST_TEST(nn::LayerNorm(64, 1e-6).eps == 1e-6);
+  BOOST_TEST(nn::Dropout(0.1).p == 0.1);
+  BOOST_TEST(nn::Dropout2d(0.2).p == 0.2);
+  nn::AdaptiveAvgPool2d global_average({1, 1});
+  BOOST_TEST(global_average(Variable(Tensor::ones({2, 3, 5, 4}))).shape() == Shape({2, 3, 1, 1}));
+  BOOST_TEST(nn::LeakyReLU(0.2).negative_slope == 0.2);
+  BOOST_TEST(nn::ELU(1.0).alpha == 1.0);
+  BOOST_TEST(nn::Softplus(2).beta == 2.0);
+  BOOST_TEST(nn::Softmax(-1).dim == -1);
+  BOOST_TEST(nn::LogSoftmax(1).dim == 1);
+  BOOST_TEST(nn::Flatten()(Variable(Tensor::ones({2, 3, 4}))).shape() == Shape({2, 12}));
+  BOOST_TEST(nn::ReLU()(Variable(Tensor::full({2}, -1.0))).data().to_vector() == std::vector<double>({0, 0}));
+}
+
 BOOST_AUTO_TEST_CASE(the_positional_and_the_options_form_build_the_same_layer) {
   manual_seed(3);
   nn::Conv2d positional(2, 3, 3, {.stride = 2});
@@ -276,6 +296,82 @@ BOOST_AUTO_TEST_CASE(a_tensor_and_a_variable_answer_the_same_methods) {
   const Variable filled = x.masked_fill(mask, 0);  // differentiable
   filled.sum().backward();
   BOOST_TEST(x.grad().to_vector<double>() == logical_not(mask).to(DType::Float64).to_vector<double>());
+}
+
+// The shape methods have the same names and arguments on a Tensor (views) and on a Variable (ops): one
+// generic function of them compiles for both and gives the same shapes and values.
+template <typename T>
+std::vector<Shape> shapes_through_the_shape_methods(const T& x) {  // x: (2, 3, 4)
+  return {x.reshape({6, -1}).shape(),  x.view({4, 6}).shape(),
+          x.flatten().shape(),         x.flatten(1).shape(),
+          x.flatten(0, 1).shape(),     x.transpose(0, 2).shape(),
+          x.select(0, 1).t().shape(),  x.permute({2, 0, 1}).shape(),
+          x.unsqueeze(1).shape(),      x.unsqueeze(0).squeeze(0).shape(),
+          x.slice(2, 1, 3).shape(),    x.select(1, 0).expand({3, 2, 4}).shape(),
+          x.to(DType::Float64).shape()};
+}
+
+BOOST_AUTO_TEST_CASE(a_tensor_and_a_variable_answer_the_same_shape_methods) {
+  const Tensor t = Tensor::arange(0, 24).to(DType::Float32).reshape({2, 3, 4});
+  const Variable v(t, true);
+  const std::vector<Shape> expected = {{6, 4},    {4, 6},    {24},      {2, 12},      {6, 4},
+                                       {4, 3, 2}, {4, 3},    {4, 2, 3}, {2, 1, 3, 4}, {2, 3, 4},
+                                       {2, 3, 2}, {3, 2, 4}, {2, 3, 4}};
+  BOOST_TEST(shapes_through_the_shape_methods(t) == expected, boost::test_tools::per_element());
+  BOOST_TEST(shapes_through_the_shape_methods(v) == expected, boost::test_tools::per_element());
+  BOOST_TEST(t.flatten(1).to_vector() == v.flatten(1).data().to_vector());
+  BOOST_TEST(t.permute({2, 0, 1}).contiguous().to_vector() == v.permute({2, 0, 1}).data().to_vector());
+  v.flatten(1).sum().backward();  // the Variable's are differentiable
+  expect_equal(v.grad(), std::vector<double>(24, 1.0));
+  // A scalar flattens to [1], as torch.flatten; a bad range names flatten and the shape.
+  BOOST_TEST(Tensor::scalar(2.0).flatten().shape() == Shape({1}));
+  expect_error<ShapeError>([&] { t.flatten(2, 1); },
+                           "flatten: start_dim 2 comes after end_dim 1 for shape [2,3,4]");
+  expect_error<ShapeError>([&] { v.flatten(0, 3); }, "flatten: dim 3 is out of range for a tensor of rank 3");
+}
+
+// The lines a PyTorch user types in a first hour, each as typed, in one program: that it compiles is half
+// of the test; each value is checked against the computation spelled out.
+BOOST_AUTO_TEST_CASE(a_pytorch_users_first_hour_compiles_as_typed) {
+  manual_seed(1);
+  const Tensor a = Tensor::normal({2, 3}), b = Tensor::normal({1, 3});
+  const Tensor joined = cat({a, b});  // torch.cat([a, b])
+  BOOST_TEST(joined.slice(0, 0, 2).to_vector() == a.to_vector());
+  const Tensor pred = Tensor::from_vector({1, 0, 2, 2}, {4}), y = Tensor::from_vector({1, 1, 2, 2}, {4});
+  BOOST_TEST((pred == y).to(DType::Float32).mean().item() == 0.75);  // (pred == y).float().mean()
+  const Tensor noise = randn_like(a);                                // torch.randn_like(a)
+  BOOST_TEST(noise.shape() == a.shape());
+  const Tensor hot = one_hot(y, 3);  // F.one_hot(y, 3)
+  BOOST_TEST(hot.to(DType::Float32).sum({0}).to_vector() == std::vector<double>({0, 2, 2}));
+
+  nn::Linear layer(3, 2);
+  sum(layer(Variable(a))).backward();
+  const Tensor g = layer.weight.grad();
+  BOOST_TEST(g.norm().item() == std::sqrt(sum(g * g).item()),
+             boost::test_tools::tolerance(1e-6));                                        // w.grad.norm()
+  BOOST_TEST(g.mean().item() == sum(g).item() / 6, boost::test_tools::tolerance(1e-6));  // w.grad.mean()
+  layer.zero_grad(true);  // model.zero_grad(set_to_none=True)
+  BOOST_TEST(!layer.weight.grad().defined());
+  const Variable x(a, true);
+  const Variable clipped = x.masked_fill(x > 0, 0);  // x.masked_fill(x > 0, 0)
+  BOOST_TEST(clipped.data().to_vector() == minimum(a, zeros_like(a)).to_vector());
+
+  const auto bn = std::make_shared<nn::BatchNorm2d>(8);  // nn.BatchNorm2d(8)
+  nn::MaxPool2d pool(2);                                 // nn.MaxPool2d(2)
+  BOOST_TEST(pool((*bn)(Variable(Tensor::normal({2, 8, 4, 4})))).shape() == Shape({2, 8, 2, 2}));
+  nn::TransformerEncoderLayer encoder(8, 2, {.dim_feedforward = 16});  // nn.TransformerEncoderLayer(8, 2, 16)
+  BOOST_TEST(encoder.options.d_model == 8);
+  BOOST_TEST(encoder.options.nhead == 2);
+  expect_error<ValueError>(
+      [] { nn::TransformerEncoderLayer(8, 2, {.nhead = 4}); },
+      "TransformerEncoderLayer: nhead is given twice, as an argument and in the options");
+
+  // The three older ones: a Variable target, a braced list, a function in a Sequential.
+  const Variable logits(Tensor::normal({4, 3}), true);
+  BOOST_TEST(cross_entropy(logits, Variable(y)).item() == cross_entropy(logits, y).item());
+  BOOST_TEST(Tensor::from_vector({1, 2, 3}, {3}).to_vector<int64_t>() == std::vector<int64_t>({1, 2, 3}));
+  nn::Sequential model(std::make_shared<nn::Linear>(3, 4), nn::Functional(relu));
+  BOOST_TEST(model(Variable(a)).min().item() >= 0.0);
 }
 
 // The last release's names, kept for this one (their warnings: tests/layers/check_deprecation_messages.py),
