@@ -59,4 +59,17 @@ inline void expect_equal(const Tensor& actual, const std::vector<double>& expect
   expect_close(actual, expected, 0);
 }
 
+// A Transformer example's Config (dates, lm, sentiment: the same field names) made small enough to train
+// in a test: `width` wide, two heads, a feed-forward block twice as wide; batches of batch_size at lr.
+template <typename Config>
+Config small_transformer(int64_t width, int64_t batch_size, double lr) {
+  Config c;
+  c.num_hiddens = width;
+  c.num_heads = 2;
+  c.ffn_num_hiddens = 2 * width;
+  c.batch_size = batch_size;
+  c.lr = lr;
+  return c;
+}
+
 }  // namespace minigrad::testing

@@ -9,8 +9,18 @@
 #include <type_traits>
 
 #include "examples/common/config_fields.h"
+#include "minigrad/tensor/threads.h"
 
 namespace examples {
+
+// --threads N: the threads of minigrad's kernels and BLAS, set as the flag is read (without it:
+// MINIGRAD_NUM_THREADS, or every core).
+inline void add_threads_flag(CLI::App& app) {
+  app.add_option_function<int>(
+         "--threads", [](int n) { minigrad::set_num_threads(n); },
+         "Threads for kernels and BLAS (default: MINIGRAD_NUM_THREADS or all)")
+      ->check(CLI::Range(1, 256));
+}
 
 template <typename Config, typename Fields>
 void add_config_flags(CLI::App* app, Config& config, const Fields& fields) {

@@ -120,9 +120,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "Dates written many ways -> ISO dates, with an encoder-decoder Transformer trained by minigrad."};
   app.require_subcommand(1);
-  int threads = 0;
-  app.add_option("--threads", threads, "Threads for kernels and BLAS (default: MINIGRAD_NUM_THREADS or all)")
-      ->check(CLI::Range(1, 256));
+  examples::add_threads_flag(app);
 
   Config config;
   std::string out_dir = "out/dates";
@@ -156,7 +154,6 @@ int main(int argc, char** argv) {
   predict->add_option("--layer", layer, "Decoder layer for --heatmap (-1: the last)")->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);
-  if (threads > 0) set_num_threads(threads);
   try {
     if (*train) return run_train(config, out_dir, !no_eval, max_steps);
     if (*eval) return run_eval(model_dir, set);

@@ -104,9 +104,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "A causal Transformer language model of IMDB movie reviews, trained from scratch by minigrad."};
   app.require_subcommand(1);
-  int threads = 0;
-  app.add_option("--threads", threads, "Threads for kernels and BLAS (default: MINIGRAD_NUM_THREADS or all)")
-      ->check(CLI::Range(1, 256));
+  examples::add_threads_flag(app);
 
   Config config;
   std::string data = "data/aclImdb", out_dir = "out/lm";
@@ -165,7 +163,6 @@ int main(int argc, char** argv) {
                      "Also generate each sample without the key/value cache, and compare speed and text");
 
   CLI11_PARSE(app, argc, argv);
-  if (threads > 0) set_num_threads(threads);
   try {
     if (*train) {
       if (config.num_hiddens % config.num_heads != 0) throw ValueError("lm", "--heads must divide --hiddens");

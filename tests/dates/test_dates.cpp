@@ -25,15 +25,9 @@ struct TempDir {
 };
 
 Config tiny_config() {
-  Config c;
-  c.num_hiddens = 32;
-  c.num_heads = 2;
-  c.ffn_num_hiddens = 64;
-  c.num_encoder_layers = 1;
-  c.num_decoder_layers = 1;
+  Config c = small_transformer<Config>(/*width=*/32, /*batch_size=*/32, /*lr=*/3e-3);
+  c.num_encoder_layers = c.num_decoder_layers = 1;
   c.steps = 150;
-  c.batch_size = 32;
-  c.lr = 3e-3;
   return c;
 }
 

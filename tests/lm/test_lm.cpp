@@ -38,18 +38,13 @@ std::vector<Review> synthetic_reviews(int64_t n, Generator& g) {
 }
 
 Config tiny_config() {
-  Config c;
-  c.vocab_size = 50;
+  Config c = small_transformer<Config>(/*width=*/16, /*batch_size=*/16, /*lr=*/5e-3);
+  c.vocab_size = 50;  // every token of the tiny corpus, seen once or more
   c.min_freq = 1;
   c.context = 16;
-  c.num_hiddens = 16;
-  c.num_heads = 2;
-  c.ffn_num_hiddens = 32;
   c.num_layers = 1;
   c.dropout = 0;
   c.steps = 120;
-  c.batch_size = 16;
-  c.lr = 5e-3;
   return c;
 }
 

@@ -38,14 +38,9 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
   BOOST_REQUIRE(reviews.size() == 128u);
   std::vector<std::vector<std::string>> tokens;
   for (const Review& r : reviews) tokens.push_back(tokenize(r.text));
-  Config config;
-  config.num_hiddens = 16;
-  config.num_heads = 2;
-  config.ffn_num_hiddens = 32;
+  Config config = small_transformer<Config>(/*width=*/16, /*batch_size=*/16, /*lr=*/5e-3);
   config.max_len = 32;
-  config.batch_size = 16;
   config.epochs = 5;  // 40 steps
-  config.lr = 5e-3;
   // The configuration this test was written for: no n-gram table (tested on its own below) and dropout
   // 0.1. Forty steps on 128 reviews are too few for the defaults' 65,536 fresh n-gram rows.
   config.ngram_buckets = 0;
