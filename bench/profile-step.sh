@@ -20,12 +20,18 @@
 # take a few faults each (docs/history/performance.md, "The step profile over whole runs").
 #
 #   bench/profile-step.sh [--configs "A B C S"] [--threads "1 2"] [--steps N | --steps "A=15 C=3"]
+#   bench/profile-step.sh --main-job N [--threads "1 2"]
+#
+# --main-job profiles the main job's training instead (scripts/train-sentiment.sh's model and options,
+# one member, on data/aclImdb, which that script prepares): `minigrad-sentiment train` turns perf on after
+# 20 steps and off after N more (--perf-control, --profile-after), so that reading the reviews, building
+# the tables and the first steps are left out. Its rows give no ms/step: the program times epochs.
 #
 # It holds no lock itself: on a shared machine, run it as  flock /tmp/minigrad-cpu.lock bench/profile-step.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-configs="A B C S" thread_counts="1 2"
+configs="A B C S" thread_counts="1 2" main_job_steps=0
 declare -A steps=([A]=15 [B]=100 [C]=3 [S]=5)
 while [ $# -gt 0 ]; do
   case $1 in
@@ -38,6 +44,7 @@ while [ $# -gt 0 ]; do
         else echo "--steps: '$s' is neither N nor X=N (X one of A B C S)" >&2; exit 2; fi
       done
       shift 2 ;;
+    --main-job) main_job_steps=$2; shift 2 ;;
     -h | --help) sed -n '/^#   bench/p' "$0" | sed 's/^# //'; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -47,10 +54,16 @@ for c in $configs; do
 done
 
 command -v perf >/dev/null || apt-get install -y linux-perf >/dev/null
+[[ $main_job_steps =~ ^[0-9]+$ ]] || { echo "--main-job: '$main_job_steps' is not a step count" >&2; exit 2; }
 bin=build/release/bench/minigrad-train-step
+target=minigrad-train-step
+if [ "$main_job_steps" -gt 0 ]; then
+  bin=build/release/examples/minigrad-sentiment target=minigrad-sentiment configs=main
+  [ -d data/aclImdb/train ] || { echo "no data/aclImdb/train: run scripts/train-sentiment.sh once" >&2; exit 2; }
+fi
 if [ ! -x "$bin" ]; then
   [ -f build/release/CMakeCache.txt ] || cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build/release -j2 --target minigrad-train-step >/dev/null
+  cmake --build build/release -j2 --target "$target" >/dev/null
 fi
 # shellcheck source=scripts/openblas-env.sh
 source scripts/openblas-env.sh
@@ -103,12 +116,18 @@ for c in $configs; do
     data=$out/$c-$t.data
     rm -f "$out/control" "$out/ack" && mkfifo "$out/control" "$out/ack"
     exec {control_fd}<>"$out/control" {ack_fd}<>"$out/ack"  # held open read-write: no open() blocks
-    line=$(MINIGRAD_NUM_THREADS=$t OMP_NUM_THREADS=$t perf record -q -e cpu-clock -D -1 \
-      --control "fd:$control_fd,$ack_fd" -o "$data" \
-      "$bin" --config "$c" --steps "${steps[$c]}" --threads "$t" --perf-control "$out/control,$out/ack" \
-      2>/dev/null | grep '^result ')
+    if [ "$c" = main ]; then
+      command=("$bin" --threads "$t" train --data data/aclImdb --out "$out/model" --overwrite --no-eval
+               --max-steps $((20 + main_job_steps)) --profile-after 20 --perf-control "$out/control,$out/ack")
+    else
+      command=("$bin" --config "$c" --steps "${steps[$c]}" --threads "$t" --perf-control "$out/control,$out/ack")
+    fi
+    MINIGRAD_NUM_THREADS=$t OMP_NUM_THREADS=$t perf record -q -e cpu-clock -D -1 \
+      --control "fd:$control_fd,$ack_fd" -o "$data" "${command[@]}" >"$out/stdout" 2>"$out/stderr" ||
+      { cat "$out/stderr" >&2; echo "$c on $t threads failed" >&2; exit 1; }
     exec {control_fd}>&- {ack_fd}>&-
-    ms=$(sed -nE 's/.* ms_per_step=([^ ]*).*/\1/p' <<<"$line")
+    ms=$(sed -nE 's/^result .* ms_per_step=([^ ]*).*/\1/p' "$out/stdout")
+    [ -n "$ms" ] || ms="-"
     shares=$(perf report -i "$data" --no-children --sort dso,sym --stdio -q -t '|' 2>/dev/null | categorize)
     echo "| $(short_machine) | $c | $t | $ms | $shares |"
   done

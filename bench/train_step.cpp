@@ -14,17 +14,12 @@
 // `--sgemm-peak` instead times a raw cblas_sgemm on square matrices, the reference for the matmul rate;
 // `--products-alone` times the step's matrix products with nothing else, about the fastest step they allow.
 #include <cblas.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <sys/resource.h>
-#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -32,6 +27,7 @@
 #include <vector>
 
 #include "bench/timing.h"
+#include "examples/common/perf_control.h"
 #include "minigrad/minigrad.h"
 
 using namespace minigrad;
@@ -167,53 +163,8 @@ std::string blas_kernels() {
   return openblas_get_corename();
 }
 
-// Turns the samples of a `perf record -D -1 --control ...` (bench/profile-step.sh) on for the timed steps
-// and off after them, so that a profile leaves out the set-up and the warm-up steps: their first touches
-// of fresh memory fault pages in, which would swamp the timed steps' samples (docs/history/performance.md,
-// "The step profile over whole runs"). `fifos` is "CONTROL,ACK", the two FIFOs perf listens and answers
-// on; empty, nothing is done. perf answers each command with "ack"; without an answer within 5 s the run
-// goes on, with a warning. Opened without blocking: a control FIFO that nobody reads is refused (ENXIO)
-// instead of hanging the run.
-class PerfControl {
- public:
-  explicit PerfControl(const std::string& fifos) {
-    if (fifos.empty()) return;
-    const size_t comma = fifos.find(',');
-    if (comma == std::string::npos)
-      throw std::runtime_error("--perf-control takes CONTROL,ACK, got " + fifos);
-    const std::string control = fifos.substr(0, comma), ack = fifos.substr(comma + 1);
-    control_ = open(control.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (control_ < 0) throw std::runtime_error("--perf-control: " + control + ": " + std::strerror(errno));
-    ack_ = open(ack.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (ack_ < 0) {
-      close(control_);
-      throw std::runtime_error("--perf-control: " + ack + ": " + std::strerror(errno));
-    }
-  }
-  ~PerfControl() {
-    if (control_ >= 0) close(control_);
-    if (ack_ >= 0) close(ack_);
-  }
-  PerfControl(const PerfControl&) = delete;
-  PerfControl& operator=(const PerfControl&) = delete;
-
-  void send(const std::string& command) const {
-    if (control_ < 0) return;
-    const std::string line = command + "\n";
-    pollfd answer{ack_, POLLIN, 0};
-    char buffer[16];
-    if (write(control_, line.data(), line.size()) != ssize_t(line.size()) || poll(&answer, 1, 5000) != 1 ||
-        read(ack_, buffer, sizeof buffer) <= 0) {
-      std::fprintf(stderr, "warning: perf did not acknowledge '%s'\n", command.c_str());
-    }
-  }
-
- private:
-  int control_ = -1, ack_ = -1;
-};
-
 void run_train_steps(const std::string& name, const Config& c, int steps, int warmup, uint64_t seed,
-                     AttentionKernel kernel, const PerfControl& perf) {
+                     AttentionKernel kernel, const examples::PerfControl& perf) {
   manual_seed(seed);  // initial weights and dropout masks
   EncoderClassifier model(c);
   nn::set_attention_kernel(model, kernel);
@@ -438,7 +389,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
-    const PerfControl perf(perf_control);
+    const examples::PerfControl perf(perf_control);
     run_train_steps(config, kConfigs.at(config), steps, warmup, seed,
                     attention == "fused" ? AttentionKernel::Fused : AttentionKernel::Composed, perf);
   } catch (const std::exception& e) {

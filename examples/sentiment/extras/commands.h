@@ -24,6 +24,10 @@ struct TrainArgs {
   std::string resume;      // a checkpoint folder saved with --checkpoint-every
   std::string plot;        // the per-epoch curves, as a PNG; "" for <out>-training.png
   bool overwrite = false;  // replace a model already in out_dir
+  // A `perf record --control` profile of steps profile_after + 1 .. max_steps (bench/profile-step.sh):
+  // the FIFOs "CONTROL,ACK", or "" for none.
+  std::string perf_control;
+  int64_t profile_after = 0;
 
   std::string plot_path() const { return plot.empty() ? out_dir + "-training.png" : plot; }
 };

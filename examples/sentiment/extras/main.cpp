@@ -50,6 +50,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000000));
   train->add_option("--train-limit", args.train_limit, "Train on this many reviews only (quick checks)")
       ->check(CLI::Range(0, 100000000));
+  train->add_option("--perf-control", args.perf_control,
+                    "CONTROL,ACK: the FIFOs of a `perf record -D -1 --control` that profiles steps "
+                    "--profile-after + 1 to --max-steps (bench/profile-step.sh --main-job)");
+  train->add_option("--profile-after", args.profile_after, "Steps before the profile starts")
+      ->check(CLI::Range(0, 100000000));
   train->add_option("--resume", args.resume,
                     "Continue the run saved in this folder by --checkpoint-every (same options, data and "
                     "process count)");

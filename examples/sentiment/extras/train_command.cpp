@@ -17,6 +17,7 @@
 #include "examples/sentiment/extras/commands.h"
 #include "examples/sentiment/extras/extended_model.h"
 #include "examples/sentiment/extras/pretraining.h"
+#include "examples/sentiment/extras/profiled_run.h"
 #include "examples/sentiment/training.h"
 #include "minigrad/tensor/file_io.h"
 
@@ -286,11 +287,19 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
                         },
                     .resume = resumed ? &resumed->state : nullptr,
                     .resume_source = state_file(args)});
-  const TrainOptions options{.interactive = root && isatty(STDOUT_FILENO) != 0,
-                             .max_steps = args.max_steps,
-                             .ranks = ranks,
-                             .validation = data.validation.empty() ? nullptr : &data.validation,
-                             .hooks = &long_run};
+  if (!args.perf_control.empty() && args.max_steps <= args.profile_after) {
+    throw ValueError("train",
+                     "--perf-control profiles steps --profile-after + 1 to --max-steps: give a "
+                     "--max-steps above --profile-after");
+  }
+  const examples::PerfControl perf(args.perf_control);
+  ProfiledRun profiled(long_run, perf, args.profile_after, args.max_steps);
+  const TrainOptions options{
+      .interactive = root && isatty(STDOUT_FILENO) != 0,
+      .max_steps = args.max_steps,
+      .ranks = ranks,
+      .validation = data.validation.empty() ? nullptr : &data.validation,
+      .hooks = args.perf_control.empty() ? static_cast<TrainingHooks*>(&long_run) : &profiled};
   // A resumed run's weights were pretrained already: it continues the classifier's training.
   if (config.pretrain_epochs > 0 && !resumed) {
     const PretrainingLog pretraining = pretrain(checkpoint, data.examples, out, options);
