@@ -42,12 +42,10 @@ class ModuleList : public Module {
   [[noreturn]] void throw_not_found(size_t i) const;
 };
 
-// Modules applied one after the other, each to the previous one's output, as PyTorch's nn.Sequential.
-// A module can join if it is called as module(x) on one Variable and returns one.
 // A function as a module, for a Sequential: PyTorch C++'s nn::Functional (Python puts a lambda module or
 // nn.ReLU there). It has no parameters and prints as the name given.
 //   nn::Sequential model(std::make_shared<nn::Linear>(2, 8), nn::Functional(relu),
-//   std::make_shared<nn::Linear>(8, 1));
+//                        std::make_shared<nn::Linear>(8, 1));
 class Functional : public Layer<Functional> {
  public:
   // A function of one Variable (an overloaded name such as relu picks its Variable overload here).
@@ -68,6 +66,8 @@ class Functional : public Layer<Functional> {
   std::string name_;
 };
 
+// Modules applied one after the other, each to the previous one's output, as PyTorch's nn.Sequential.
+// A module can join if it is called as module(x) on one Variable and returns one.
 class Sequential : public Layer<Sequential> {
  public:
   Sequential() = default;
