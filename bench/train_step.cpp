@@ -96,8 +96,7 @@ class EncoderClassifier : public nn::Layer<EncoderClassifier> {
                       .dropout = kDropout,  // attention_dropout unset: the same 0.1 on the weights
                       .bias = true},        // biased q/k/v/o projections, as PyTorch's MultiheadAttention
             .num_layers = c.layers,
-            .vocab_size = kVocab,
-            .max_len = c.seq}));
+            .tokens = {.vocab_size = kVocab, .max_len = c.seq}}));
     head = register_module("head", std::make_shared<nn::Linear>(c.d, kClasses));
   }
 

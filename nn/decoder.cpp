@@ -118,7 +118,7 @@ void DecoderCache::select_rows(const Tensor& rows) {
 }
 
 TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : options(opts) {
-  std::tie(embedding, pos_encoding) = register_token_embedding(*this, opts);
+  std::tie(embedding, pos_encoding) = register_token_embedding(*this, opts.layer, opts.tokens);
   const TransformerLayerOptions& layer = opts.layer;
   layers = register_module("layers", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < opts.num_layers; ++i)
@@ -126,10 +126,10 @@ TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& opts) : 
   if (opts.final_norm.value_or(layer.norm_first))
     final_norm = register_module("final_norm", std::make_shared<LayerNorm>(layer.num_hiddens));
   if (opts.tie_weights) {
-    output_bias = register_parameter("output_bias", Tensor::zeros({opts.vocab_size}));
+    output_bias = register_parameter("output_bias", Tensor::zeros({opts.tokens.vocab_size}));
   } else {
     output = register_module(
-        "output", std::make_shared<Linear>(layer.num_hiddens, opts.vocab_size, true, layer.generator));
+        "output", std::make_shared<Linear>(layer.num_hiddens, opts.tokens.vocab_size, true, layer.generator));
   }
 }
 

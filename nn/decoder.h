@@ -70,20 +70,17 @@ class DecoderLayer : public Layer<DecoderLayer> {
 //
 //   nn::TransformerDecoder lm({.layer = {.num_hiddens = 64, .ffn_num_hiddens = 256, .num_heads = 4},
 //                              .num_layers = 2,
-//                              .vocab_size = 5000,
+//                              .tokens = {.vocab_size = 5000},
 //                              .cross_attention = false});  // a decoder-only language model
 struct TransformerDecoderOptions {
   // Every layer's. Its dropout also applies to the embeddings plus positions, and its generator draws the
   // embedding and the output layer too.
   TransformerLayerOptions layer{};
   int64_t num_layers = 1;
-  int64_t vocab_size = 0;
-  int64_t max_len = 1000;  // longest target (positions of the positional encoding)
+  TokenEmbeddingOptions tokens{};  // the target's vocabulary and longest target
   // A LayerNorm after the last layer; unset means "when pre-norm" (whose layers leave the residual
   // stream un-normalised), as the encoder does.
   std::optional<bool> final_norm{};
-  bool learnable_positions = false;
-  int64_t padding_idx = -1;
   bool cross_attention = true;  // false: a decoder-only (GPT-style) causal language model
   // Use the embedding table as the output projection too (Press and Wolf, 2017; Vaswani et al. do): the
   // logits are x·Eᵀ + b. Saves vocab_size·num_hiddens parameters.
@@ -145,10 +142,10 @@ class TransformerDecoder : public Layer<TransformerDecoder> {
 // the two usually share their layer options:
 //
 //   const nn::TransformerLayerOptions layer{.num_hiddens = 64, .ffn_num_hiddens = 128, .num_heads = 4};
-//   nn::Transformer model({.encoder = {.layer = layer, .num_layers = 2, .vocab_size = 98},
-//                          .decoder = {.layer = layer, .num_layers = 2, .vocab_size = 98}});
+//   nn::Transformer model({.encoder = {.layer = layer, .num_layers = 2, .tokens = {.vocab_size = 98}},
+//                          .decoder = {.layer = layer, .num_layers = 2, .tokens = {.vocab_size = 98}}});
 struct TransformerOptions {
-  TransformerEncoderOptions encoder{};  // its vocab_size and max_len are the source's
+  TransformerEncoderOptions encoder{};  // its tokens are the source's
   TransformerDecoderOptions decoder{};  // the target's
 };
 
@@ -161,7 +158,7 @@ class Transformer : public Layer<Transformer> {
   // source (B, S) int64 -> memory (B, S, num_hiddens); source_valid_lens int64 (B) or undefined.
   Variable encode(const Tensor& source, const Tensor& source_valid_lens = {}) const;
   // source (B, S), target (B, T) (the decoder's input: the target shifted right behind a start token)
-  //   -> logits (B, T, options.decoder.vocab_size)
+  //   -> logits (B, T, options.decoder.tokens.vocab_size)
   Variable forward(const Tensor& source, const Tensor& target, const DecoderMasks& masks = {}) const;
 
   std::string name() const override { return "Transformer"; }

@@ -61,17 +61,17 @@ Variable EncoderLayer::forward(const Variable& x, const AttentionMask& mask) con
 }
 
 TokenEmbedding register_token_embedding(Module& owner, const TransformerLayerOptions& layer,
-                                        int64_t vocab_size, int64_t max_len, bool learnable_positions,
-                                        int64_t padding_idx) {
+                                        const TokenEmbeddingOptions& tokens) {
   TokenEmbedding front;
   front.first = owner.register_module(
-      "embedding", std::make_shared<Embedding>(vocab_size, layer.num_hiddens, padding_idx, layer.generator));
+      "embedding",
+      std::make_shared<Embedding>(tokens.vocab_size, layer.num_hiddens, tokens.padding_idx, layer.generator));
   front.second = owner.register_module(
       "pos_encoding",
       std::make_shared<PositionalEncoding>(PositionalEncodingOptions{.num_hiddens = layer.num_hiddens,
                                                                      .dropout = layer.dropout,
-                                                                     .max_len = max_len,
-                                                                     .learnable = learnable_positions,
+                                                                     .max_len = tokens.max_len,
+                                                                     .learnable = tokens.learnable_positions,
                                                                      .generator = layer.generator}));
   return front;
 }
@@ -83,7 +83,7 @@ Variable scaled_embedding(const Embedding& embedding, const Tensor& tokens, cons
 }
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& opts) : options(opts) {
-  std::tie(embedding, pos_encoding) = register_token_embedding(*this, opts);
+  std::tie(embedding, pos_encoding) = register_token_embedding(*this, opts.layer, opts.tokens);
   const TransformerLayerOptions& layer = opts.layer;
   layers = register_module("layers", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < opts.num_layers; ++i) layers->push_back(std::make_shared<EncoderLayer>(layer));

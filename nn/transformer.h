@@ -100,22 +100,21 @@ struct TransformerLayerOptions {
 
 // The token front-end the encoder and the decoder share: Embedding(tokens)·√d (scaled_embedding, below)
 // plus the positional encoding. d2l and Vaswani et al. scale the embedding by √d because the positional
-// encoding's entries lie in [-1, 1]: the two are then of comparable size when summed.
+// encoding's entries lie in [-1, 1]: the two are then of comparable size when summed. Its width, dropout
+// (on the sum) and generator are the layers' (TransformerLayerOptions).
+struct TokenEmbeddingOptions {
+  int64_t vocab_size = 0;
+  int64_t max_len = 1000;  // longest sequence (positions of the positional encoding)
+  bool learnable_positions = false;
+  int64_t padding_idx = -1;
+};
+
 using TokenEmbedding = std::pair<std::shared_ptr<Embedding>, std::shared_ptr<PositionalEncoding>>;
 
-// Registers both on `owner` as "embedding" and "pos_encoding" (the names in both state dicts); the
-// layer's num_hiddens, dropout (on the sum) and generator apply.
+// Registers both on `owner` as "embedding" and "pos_encoding" (the names in both state dicts):
+//   std::tie(embedding, pos_encoding) = register_token_embedding(*this, options.layer, options.tokens);
 TokenEmbedding register_token_embedding(Module& owner, const TransformerLayerOptions& layer,
-                                        int64_t vocab_size, int64_t max_len, bool learnable_positions,
-                                        int64_t padding_idx);
-// The same from the options of an encoder or a decoder (TransformerEncoderOptions,
-// TransformerDecoderOptions):
-//   std::tie(embedding, pos_encoding) = register_token_embedding(*this, options);
-template <typename Options>
-TokenEmbedding register_token_embedding(Module& owner, const Options& o) {
-  return register_token_embedding(owner, o.layer, o.vocab_size, o.max_len, o.learnable_positions,
-                                  o.padding_idx);
-}
+                                        const TokenEmbeddingOptions& tokens);
 
 // tokens (B, T) int64 -> Embedding(tokens)·√d, (B, T, embedding_dim): the token front-end before the
 // positions; `who` names the model in an error.
@@ -145,16 +144,13 @@ class EncoderLayer : public Layer<EncoderLayer> {
 //
 //   nn::TransformerEncoder encoder({.layer = {.num_hiddens = 64, .ffn_num_hiddens = 128, .num_heads = 4},
 //                                   .num_layers = 2,
-//                                   .vocab_size = 10000});
+//                                   .tokens = {.vocab_size = 10000}});
 struct TransformerEncoderOptions {
   // Every layer's. Its dropout also applies to the embeddings plus positions, and its generator draws the
   // embedding too.
   TransformerLayerOptions layer{};
   int64_t num_layers = 1;
-  int64_t vocab_size = 0;
-  int64_t max_len = 1000;  // longest sequence (positions of the positional encoding)
-  bool learnable_positions = false;
-  int64_t padding_idx = -1;
+  TokenEmbeddingOptions tokens{};
 };
 
 class TransformerEncoder : public Layer<TransformerEncoder> {

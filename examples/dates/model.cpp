@@ -47,14 +47,14 @@ std::shared_ptr<nn::Transformer> make_model(const Config& c) {
   auto model = std::make_shared<nn::Transformer>(
       nn::TransformerOptions{.encoder = {.layer = layer,
                                          .num_layers = c.num_encoder_layers,
-                                         .vocab_size = CharVocabulary::kSize,
-                                         .max_len = c.max_source_len,
-                                         .padding_idx = CharVocabulary::kPad},
+                                         .tokens = {.vocab_size = CharVocabulary::kSize,
+                                                    .max_len = c.max_source_len,
+                                                    .padding_idx = CharVocabulary::kPad}},
                              .decoder = {.layer = layer,
                                          .num_layers = c.num_decoder_layers,
-                                         .vocab_size = CharVocabulary::kSize,
-                                         .max_len = kTargetSteps,
-                                         .padding_idx = CharVocabulary::kPad}});
+                                         .tokens = {.vocab_size = CharVocabulary::kSize,
+                                                    .max_len = kTargetSteps,
+                                                    .padding_idx = CharVocabulary::kPad}}});
   // Embeddings N(0, 1/d) rather than PyTorch's N(0, 1): after the ·√d of the forward pass they are of size 1,
   // like the positional encoding. With N(0, 1) they are √d = 8 times larger and drown the positions, which
   // this task needs to copy digits in order (73.5% validation exact match after 2,000 steps, against

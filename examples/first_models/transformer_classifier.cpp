@@ -51,9 +51,7 @@ class Classifier : public nn::Layer<Classifier> {
             std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
                 .layer = {.num_hiddens = 32, .ffn_num_hiddens = 64, .num_heads = 4, .dropout = 0.1},
                 .num_layers = 2,
-                .vocab_size = kVocabSize,
-                .max_len = kMaxLen,
-                .padding_idx = kPad}))),
+                .tokens = {.vocab_size = kVocabSize, .max_len = kMaxLen, .padding_idx = kPad}}))),
         head(register_module("head", std::make_shared<nn::Linear>(32, 3))) {}
 
   // tokens (B, T) int64, padded after each sequence; valid_lens (B) int64 -> logits (B, 3)

@@ -71,8 +71,7 @@ std::shared_ptr<nn::TransformerDecoder> make_model(const Config& c, int64_t voca
                                               .dropout = c.dropout,
                                               .norm_first = true},
                                     .num_layers = c.num_layers,
-                                    .vocab_size = vocab_size,
-                                    .max_len = c.context,
+                                    .tokens = {.vocab_size = vocab_size, .max_len = c.context},
                                     .cross_attention = false,
                                     .tie_weights = true});
   // N(0, 1/d): after ·√d the embedding has the positional encoding's scale, and as the (tied) output

@@ -25,7 +25,7 @@ Evaluation evaluate(SentimentModel& model, const std::vector<Example>& examples,
   const std::vector<Example> share(examples.begin() + first, examples.begin() + last);
   std::array<double, 3> totals = {0, 0, 0};  // loss sum, correct, count
   for (const auto& indices : evaluation_batches(share, batch_size)) {
-    const Batch batch = make_batch(share, indices, model.encoder->options.max_len);
+    const Batch batch = make_batch(share, indices, model.encoder->options.tokens.max_len);
     const Variable logits = model(batch);
     const double n = static_cast<double>(batch.labels.numel());
     totals[0] += cross_entropy(logits, batch.labels).item() * n;
@@ -46,7 +46,7 @@ std::vector<double> positive_log_odds(SentimentModel& model, const std::vector<E
   model.eval();
   std::vector<double> out(examples.size());
   for (const auto& indices : evaluation_batches(examples, 256)) {
-    const Batch batch = make_batch(examples, indices, model.encoder->options.max_len);
+    const Batch batch = make_batch(examples, indices, model.encoder->options.tokens.max_len);
     const Tensor z = model(batch).data();  // (B, 2)
     for (size_t i = 0; i < indices.size(); ++i) {
       const auto row = static_cast<int64_t>(i);

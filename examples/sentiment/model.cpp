@@ -23,10 +23,10 @@ SentimentModel::SentimentModel(const Config& c, int64_t vocab_size, const Extens
                                                      .dropout = c.dropout,
                                                      .attention_dropout = c.attention_dropout},
                                            .num_layers = c.num_layers,
-                                           .vocab_size = vocab_size,
-                                           .max_len = c.max_len,
-                                           .learnable_positions = c.learnable_positions,
-                                           .padding_idx = Vocabulary::kPad}));
+                                           .tokens = {.vocab_size = vocab_size,
+                                                      .max_len = c.max_len,
+                                                      .learnable_positions = c.learnable_positions,
+                                                      .padding_idx = Vocabulary::kPad}}));
   if (c.embedding_std != 1.0) {  // re-draw the table at the configured scale, keeping the padding row at 0
     const Tensor& table = encoder->embedding->weight.data();
     table.copy_(Tensor::normal(table.shape(), 0, c.embedding_std));

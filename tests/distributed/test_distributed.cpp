@@ -56,8 +56,7 @@ struct Model {
                            .dropout = dropout,
                            .generator = g},
                  .num_layers = 1,
-                 .vocab_size = 20,
-                 .max_len = 8}),
+                 .tokens = {.vocab_size = 20, .max_len = 8}}),
         head(8, 2, true, g) {
     encoder.to(DType::Float64);
     head.to(DType::Float64);

@@ -41,8 +41,7 @@ std::vector<std::string> seed_corpus() {
   nn::TransformerEncoder encoder(
       {.layer = {.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .generator = &g},
        .num_layers = 1,
-       .vocab_size = 30,
-       .max_len = 12});
+       .tokens = {.vocab_size = 30, .max_len = 12}});
   corpus.push_back(
       optim::serialize_weights(encoder, {{"architecture", "tiny"}, {"vocabulary", "30 tokens"}}));
   {  // a training state: optimizer moments, step counts, the generator's words

@@ -224,8 +224,7 @@ void add_layer_cases(const AddLayer& add_layer) {
     auto layer = in_float64(std::make_shared<nn::TransformerDecoder>(nn::TransformerDecoderOptions{
         .layer = {.num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 2, .norm_first = true},
         .num_layers = 2,
-        .vocab_size = 5,
-        .max_len = 8,
+        .tokens = {.vocab_size = 5, .max_len = 8},
         .cross_attention = false,
         .tie_weights = true}));
     randomize(*layer, g);
@@ -237,8 +236,8 @@ void add_layer_cases(const AddLayer& add_layer) {
   add_layer("nn::Transformer (encoder-decoder, parameters)", [](Generator& g) {
     const nn::TransformerLayerOptions each{.num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 2};
     auto layer = in_float64(std::make_shared<nn::Transformer>(
-        nn::TransformerOptions{.encoder = {.layer = each, .vocab_size = 6, .max_len = 8},
-                               .decoder = {.layer = each, .vocab_size = 5, .max_len = 8}}));
+        nn::TransformerOptions{.encoder = {.layer = each, .tokens = {.vocab_size = 6, .max_len = 8}},
+                               .decoder = {.layer = each, .tokens = {.vocab_size = 5, .max_len = 8}}}));
     randomize(*layer, g);
     return layer_check(layer, {}, [layer](In) {
       return (*layer)(Tensor::from_vector<int64_t>({1, 5, 2, 4, 0, 3, 3, 1}, {2, 4}),
@@ -251,8 +250,7 @@ void add_layer_cases(const AddLayer& add_layer) {
     auto layer = in_float64(std::make_shared<nn::TransformerEncoder>(
         nn::TransformerEncoderOptions{.layer = {.num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 2},
                                       .num_layers = 2,
-                                      .vocab_size = 6,
-                                      .max_len = 8}));
+                                      .tokens = {.vocab_size = 6, .max_len = 8}}));
     randomize(*layer, g);
     return layer_check(layer, {}, [layer](In) {
       return (*layer)(Tensor::from_vector<int64_t>({1, 5, 2, 0, 3, 3}, {2, 3}),

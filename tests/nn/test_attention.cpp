@@ -141,8 +141,9 @@ BOOST_AUTO_TEST_CASE(encoder_layers_keep_the_shape_and_norm_placement_matters) {
   // Post-norm output rows are normalized (mean 0, variance 1); pre-norm ones are not.
   BOOST_TEST(std::abs(mean(a.data().select(0, 0).select(0, 0)).item()) < 1e-5);
   BOOST_TEST(std::abs(mean(b.data().select(0, 0).select(0, 0)).item()) > 1e-3);
-  TransformerEncoder encoder(
-      {.layer = {.num_hiddens = 8, .ffn_num_hiddens = 8, .num_heads = 2}, .num_layers = 3, .vocab_size = 20});
+  TransformerEncoder encoder({.layer = {.num_hiddens = 8, .ffn_num_hiddens = 8, .num_heads = 2},
+                              .num_layers = 3,
+                              .tokens = {.vocab_size = 20}});
   const Variable out = encoder(Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3}),
                                {.valid_lens = Tensor::from_vector<int64_t>({3, 1}, {2})});
   BOOST_TEST(out.shape() == (Shape{2, 3, 8}));
@@ -324,7 +325,7 @@ BOOST_AUTO_TEST_CASE(a_model_with_either_kernel_trains_the_same) {
     TransformerEncoder encoder(
         {.layer = {.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .dropout = 0.2, .generator = &g},
          .num_layers = 2,
-         .vocab_size = 50});
+         .tokens = {.vocab_size = 50}});
     set_attention_kernel(encoder, kernel);
     const Tensor tokens = Tensor::from_vector<int64_t>({1, 5, 9, 2, 7, 3, 4, 4, 8, 11, 0, 0}, {2, 6});
     const AttentionMask mask{.valid_lens = Tensor::from_vector<int64_t>({6, 4}, {2})};

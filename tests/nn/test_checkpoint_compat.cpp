@@ -42,21 +42,19 @@ std::shared_ptr<nn::TransformerEncoder> make_encoder() {
                                               .bias = true,
                                               .activation = nn::Activation::GELU},
                                     .num_layers = 2,
-                                    .vocab_size = 9,
-                                    .max_len = 6,
-                                    .padding_idx = 0});
+                                    .tokens = {.vocab_size = 9, .max_len = 6, .padding_idx = 0}});
 }
 std::shared_ptr<nn::Transformer> make_transformer() {
   const nn::TransformerLayerOptions layer{
       .num_hiddens = 4, .ffn_num_hiddens = 6, .num_heads = 2, .dropout = 0.1, .norm_first = true};
-  return std::make_shared<nn::Transformer>(nn::TransformerOptions{
-      .encoder = {.layer = layer, .num_layers = 2, .vocab_size = 7, .max_len = 6, .padding_idx = 0},
-      .decoder = {.layer = layer,
-                  .num_layers = 2,
-                  .vocab_size = 8,
-                  .max_len = 5,
-                  .padding_idx = 0,
-                  .tie_weights = true}});
+  return std::make_shared<nn::Transformer>(
+      nn::TransformerOptions{.encoder = {.layer = layer,
+                                         .num_layers = 2,
+                                         .tokens = {.vocab_size = 7, .max_len = 6, .padding_idx = 0}},
+                             .decoder = {.layer = layer,
+                                         .num_layers = 2,
+                                         .tokens = {.vocab_size = 8, .max_len = 5, .padding_idx = 0},
+                                         .tie_weights = true}});
 }
 std::shared_ptr<nn::TransformerDecoder> make_lm() {
   return std::make_shared<nn::TransformerDecoder>(
@@ -66,10 +64,8 @@ std::shared_ptr<nn::TransformerDecoder> make_lm() {
                                               .dropout = 0.1,
                                               .activation = nn::Activation::GELU},
                                     .num_layers = 2,
-                                    .vocab_size = 6,
-                                    .max_len = 6,
+                                    .tokens = {.vocab_size = 6, .max_len = 6, .learnable_positions = true},
                                     .final_norm = true,
-                                    .learnable_positions = true,
                                     .cross_attention = false});
 }
 

@@ -15,8 +15,8 @@ namespace {
 TransformerOptions small_options(bool norm_first) {
   const TransformerLayerOptions layer{
       .num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .norm_first = norm_first};
-  return {.encoder = {.layer = layer, .num_layers = 2, .vocab_size = 11, .max_len = 16},
-          .decoder = {.layer = layer, .num_layers = 2, .vocab_size = 9, .max_len = 12}};
+  return {.encoder = {.layer = layer, .num_layers = 2, .tokens = {.vocab_size = 11, .max_len = 16}},
+          .decoder = {.layer = layer, .num_layers = 2, .tokens = {.vocab_size = 9, .max_len = 12}}};
 }
 
 // The largest |a - b| over two tensors of one shape.
@@ -35,7 +35,7 @@ BOOST_AUTO_TEST_SUITE(decoder)
 
 BOOST_AUTO_TEST_CASE(parameters_have_dotted_names_and_the_tree_prints) {
   TransformerDecoder decoder(
-      {.layer = {.num_hiddens = 4, .ffn_num_hiddens = 8, .num_heads = 2}, .vocab_size = 7});
+      {.layer = {.num_hiddens = 4, .ffn_num_hiddens = 8, .num_heads = 2}, .tokens = {.vocab_size = 7}});
   std::vector<std::string> names;
   for (const auto& [name, p] : decoder.named_parameters()) names.push_back(name);
   for (const char* expected :
@@ -51,7 +51,7 @@ BOOST_AUTO_TEST_CASE(parameters_have_dotted_names_and_the_tree_prints) {
 
   // Decoder-only and tied: no cross-attention, no output matrix (the embedding serves), a bias.
   TransformerDecoder lm({.layer = {.num_hiddens = 4, .ffn_num_hiddens = 8, .num_heads = 2},
-                         .vocab_size = 7,
+                         .tokens = {.vocab_size = 7},
                          .cross_attention = false,
                          .tie_weights = true});
   names.clear();
@@ -139,8 +139,7 @@ BOOST_AUTO_TEST_CASE(the_cache_gives_the_same_tokens_and_logits_as_recomputing) 
   manual_seed(7);
   TransformerDecoder lm({.layer = {.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2},
                          .num_layers = 2,
-                         .vocab_size = 13,
-                         .max_len = 20,
+                         .tokens = {.vocab_size = 13, .max_len = 20},
                          .cross_attention = false,
                          .tie_weights = true});
   CachedDecoderSteps cached(lm);
@@ -315,8 +314,7 @@ BOOST_AUTO_TEST_CASE(sampling_filters_as_asked_and_repeats_with_a_seed) {
 BOOST_AUTO_TEST_CASE(bad_decoding_input_gets_a_clear_error) {
   manual_seed(10);
   TransformerDecoder lm({.layer = {.num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 1},
-                         .vocab_size = 5,
-                         .max_len = 6,
+                         .tokens = {.vocab_size = 5, .max_len = 6},
                          .cross_attention = false});
   CachedDecoderSteps steps(lm);
   expect_error<ValueError>(
@@ -349,7 +347,8 @@ BOOST_AUTO_TEST_CASE(bad_decoding_input_gets_a_clear_error) {
       },
       "greedy: expects tokens int64 (B, n) with B, n >= 1, got int64 [1,0]");
   // An encoder-decoder layer without memory
-  TransformerDecoder with_cross({.layer = {.num_hiddens = 4, .ffn_num_hiddens = 4}, .vocab_size = 5});
+  TransformerDecoder with_cross(
+      {.layer = {.num_hiddens = 4, .ffn_num_hiddens = 4}, .tokens = {.vocab_size = 5}});
   expect_error_containing<ShapeError>(
       [&] {
         with_cross(ids({1}, {1, 1}), Variable());

@@ -12,7 +12,7 @@ BOOST_AUTO_TEST_SUITE(modules)
 BOOST_AUTO_TEST_CASE(parameters_have_dotted_names_over_the_whole_tree) {
   TransformerEncoder encoder({.layer = {.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2},
                               .num_layers = 2,
-                              .vocab_size = 50});
+                              .tokens = {.vocab_size = 50}});
   std::vector<std::string> names;
   for (const auto& [name, p] : encoder.named_parameters()) names.push_back(name);
   BOOST_TEST(names.front() == "embedding.weight");
@@ -29,8 +29,9 @@ BOOST_AUTO_TEST_CASE(parameters_have_dotted_names_over_the_whole_tree) {
 }
 
 BOOST_AUTO_TEST_CASE(train_eval_and_zero_grad_reach_every_descendant) {
-  TransformerEncoder encoder(
-      {.layer = {.num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 1}, .num_layers = 2, .vocab_size = 10});
+  TransformerEncoder encoder({.layer = {.num_hiddens = 4, .ffn_num_hiddens = 4, .num_heads = 1},
+                              .num_layers = 2,
+                              .tokens = {.vocab_size = 10}});
   encoder.eval();
   BOOST_TEST(!encoder.layer(1).attention->attention->dropout->is_training());
   encoder.train();

@@ -22,8 +22,7 @@ std::vector<std::vector<double>> build_and_train(uint64_t seed, bool own_generat
   nn::TransformerEncoder encoder(
       {.layer = {.num_hiddens = 16, .ffn_num_hiddens = 32, .num_heads = 2, .dropout = 0.1, .generator = g},
        .num_layers = 1,
-       .vocab_size = 50,
-       .max_len = 16});
+       .tokens = {.vocab_size = 50, .max_len = 16}});
   nn::Linear head(16, 2, true, g);
   std::vector<Variable> params = encoder.parameters();
   for (const Variable& p : head.parameters()) params.push_back(p);

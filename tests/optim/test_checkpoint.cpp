@@ -11,7 +11,7 @@ namespace {
 nn::TransformerEncoderOptions small_encoder() {
   return {.layer = {.num_hiddens = 8, .ffn_num_hiddens = 16, .num_heads = 2, .dropout = 0.1},
           .num_layers = 2,
-          .vocab_size = 30};
+          .tokens = {.vocab_size = 30}};
 }
 
 // A few steps of training with everything that makes resuming hard: dropout (random masks from the
