@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 
 #include "minigrad/tensor/error.h"
 #include "minigrad/tensor/file_io.h"
@@ -135,11 +134,6 @@ namespace {
 // The longest review file read: IMDB's longest is 14 kB; anything near this is not a review.
 constexpr uint64_t kMaxReviewBytes = uint64_t{64} << 20;
 
-void skip(LoadReport& report, const std::string& what) {
-  if (report.skipped_examples.size() < 5) report.skipped_examples.push_back(what);
-  ++report.skipped;
-}
-
 // "123_8.txt" -> 123; -1 for a name that does not start with a number and '_'.
 int64_t file_number(const std::filesystem::path& file) {
   const std::string name = file.filename().string();
@@ -154,6 +148,11 @@ int64_t file_number(const std::filesystem::path& file) {
 }
 
 }  // namespace
+
+void LoadReport::skip(const std::string& what) {
+  if (skipped_examples.size() < 5) skipped_examples.push_back(what);
+  ++skipped;
+}
 
 LoadReport load_imdb_split(const std::filesystem::path& root, const std::string& split) {
   namespace fs = std::filesystem;
@@ -176,35 +175,15 @@ LoadReport load_imdb_split(const std::filesystem::path& root, const std::string&
       try {
         text = minigrad::read_file("load_imdb", file.string(), kMaxReviewBytes);
       } catch (const minigrad::Error& e) {
-        skip(report, e.detail());  // names the file and why: a folder, unreadable, too large
+        report.skip(e.detail());  // names the file and why: a folder, unreadable, too large
         continue;
       }
       if (text.empty()) {
-        skip(report, file.string() + " (empty)");
+        report.skip(file.string() + " (empty)");
         continue;
       }
       report.reviews.push_back({valid_utf8(text), label, file_number(file)});
     }
-  }
-  return report;
-}
-
-LoadReport load_tsv(const std::filesystem::path& file) {
-  std::istringstream in(minigrad::read_file("load_tsv", file.string()));
-  LoadReport report;
-  std::string line;
-  int64_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    const size_t tab = line.rfind('\t');
-    const std::string label = tab == std::string::npos ? "" : line.substr(tab + 1);
-    if (tab == std::string::npos || (label != "0" && label != "1") || tab == 0) {
-      skip(report, file.string() + ":" + std::to_string(number) + " (not 'sentence<TAB>0|1')");
-      continue;
-    }
-    report.reviews.push_back({valid_utf8(line.substr(0, tab)), label == "1" ? 1 : 0});
   }
   return report;
 }

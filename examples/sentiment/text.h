@@ -60,14 +60,12 @@ struct LoadReport {
   std::vector<Review> reviews;
   int64_t skipped = 0;                        // unreadable or empty files (or malformed lines)
   std::vector<std::string> skipped_examples;  // the first few, for the warning
+  void skip(const std::string& what);         // counts one skipped, keeping `what` if among the first few
 };
 
 // One split of the official layout: <root>/<split>/{pos,neg}/<id>_<rating>.txt, in a fixed order
 // (negatives then positives, each sorted by file name). Throws with a clear message if the folders are
 // missing.
 LoadReport load_imdb_split(const std::filesystem::path& root, const std::string& split);
-
-// "sentence<TAB>label" lines with label 0 or 1 (the UCI Sentiment Labelled Sentences format).
-LoadReport load_tsv(const std::filesystem::path& file);
 
 }  // namespace sentiment

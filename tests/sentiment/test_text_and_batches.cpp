@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "examples/sentiment/batches.h"
+#include "examples/sentiment/extras/sentences.h"
 
 #include "test_helpers.h"
 #include "tests/sentiment/sentiment_helpers.h"

@@ -8,6 +8,7 @@
 #include "examples/sentiment/extras/commands.h"
 #include "examples/sentiment/extras/ensembles.h"
 #include "examples/sentiment/extras/extended_model.h"
+#include "examples/sentiment/extras/sentences.h"
 #include "minigrad/tensor/file_io.h"
 
 namespace sentiment {
