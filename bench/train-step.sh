@@ -15,14 +15,19 @@
 # PyTorch gets minigrad's OpenBLAS build (OpenMP) through LD_LIBRARY_PATH. The table gives medians over
 # the rounds of each run's median step time.
 #
+# Each of it runs under each kernel set asked for, the two alternating within a round: "pinned", OpenBLAS's
+# kernels as this environment pins them (OPENBLAS_CORETYPE, which the tests and CI keep), and "own",
+# OpenBLAS's own choice for this CPU (the command run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset,
+# as on a user's machine). Without OPENBLAS_CORETYPE the two are the same, and only "own" runs.
+#
 #   bench/train-step.sh [--rounds 3] [--configs "A B C S"] [--threads "1 2"] [--steps N | --steps "A=15 C=3"]
-#                       [--warmup 2] [--no-mallopt] [--install-torch]
+#                       [--kernels "pinned own"] [--warmup 2] [--no-mallopt] [--install-torch]
 #
 # It holds no lock itself: on a shared machine, run it as  flock /tmp/minigrad-cpu.lock bench/train-step.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rounds=3 configs="A B C S" thread_counts="1 2" warmup=2 install_torch=0 mallopt=1
+rounds=3 configs="A B C S" thread_counts="1 2" warmup=2 install_torch=0 mallopt=1 kernel_sets=""
 # Timed steps per configuration, so that each run of minigrad lasts a few seconds on 2 cores.
 declare -A steps=([A]=15 [B]=100 [C]=3 [S]=5)
 usage() { sed -n '/^#   bench/,/^#  *\[--warmup/p' "$0" | sed 's/^# //'; }
@@ -39,6 +44,7 @@ while [ $# -gt 0 ]; do
       done
       shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
+    --kernels) kernel_sets=$2; shift 2 ;;
     --no-mallopt) mallopt=0; shift ;;
     --install-torch) install_torch=1; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -52,6 +58,9 @@ for t in $thread_counts; do
   [[ $t =~ ^[1-9][0-9]*$ ]] || { echo "--threads: '$t' is not a thread count" >&2; exit 2; }
 done
 [[ $rounds =~ ^[1-9][0-9]*$ && $warmup =~ ^[0-9]+$ ]] || { echo "--rounds and --warmup take numbers" >&2; exit 2; }
+for k in $kernel_sets; do
+  [[ $k =~ ^(pinned|own)$ ]] || { echo "--kernels: unknown kernel set '$k' (pinned, own)" >&2; exit 2; }
+done
 
 bin=build/release/bench/minigrad-train-step
 if [ ! -x "$bin" ]; then
@@ -64,6 +73,16 @@ fi
 
 # shellcheck source=scripts/openblas-env.sh
 source scripts/openblas-env.sh  # OpenBLAS's kernels as the jobs get them, for minigrad and PyTorch alike
+if [ -z "$kernel_sets" ]; then
+  kernel_sets=own
+  [ -n "${OPENBLAS_CORETYPE:-}" ] && kernel_sets="pinned own"
+fi
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && [[ $kernel_sets == *pinned* ]]; then
+  echo "--kernels: 'pinned' asks for the kernels OPENBLAS_CORETYPE pins, and it is not set: 'own' only" >&2
+  kernel_sets=own
+fi
+# The command prefix of a kernel set: nothing for the pinned one, OpenBLAS's settings unset for its own.
+kernel_env() { if [ "$1" = own ]; then echo "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"; else echo env; fi; }
 python=/usr/bin/python3  # Debian's python3-torch lives here, not in a pyenv
 if ! "$python" -c 'import torch' 2>/dev/null; then
   if [ "$install_torch" = 1 ]; then
@@ -90,7 +109,8 @@ echo "# minigrad vs PyTorch: one training step of an encoder classifier"
 source bench/machine.sh
 echo "machine: $(describe_machine), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk '$1 > 0.5 { print "warning: the machine is busy (load average " $1 "): other work skews the figures, two threads most" }' /proc/loadavg
-echo "threads: $thread_counts; rounds: $rounds; configurations: $configs"
+echo "threads: $thread_counts; rounds: $rounds; configurations: $configs; kernel sets: $kernel_sets" \
+  "(pinned: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; own: OpenBLAS's own choice)"
 echo -n "timed steps per run:"
 for c in $configs; do echo -n " $c=${steps[$c]}"; done
 echo " (after $warmup warm-up step(s)); ms/step = median step of a run, then median over the rounds"
@@ -100,11 +120,12 @@ if [ -n "$python" ]; then
 fi
 echo
 
-run() {  # round, configuration, then the command; keeps its result line and prints it
-  local round=$1 config=$2 line
-  shift 2
-  line=$("$@" | grep '^result ') || { echo "failed: $*" >&2; return 1; }
-  echo "round=$round for=$config $line" >>"$results"
+run() {  # round, configuration, kernel set, then the command; keeps its result line and prints it
+  local round=$1 config=$2 kset=$3 line
+  shift 3
+  # shellcheck disable=SC2046  # kernel_env's words are meant to split
+  line=$($(kernel_env "$kset") "$@" | grep '^result ') || { echo "failed: $*" >&2; return 1; }
+  echo "round=$round for=$config set=$kset $line" >>"$results"
   echo "$line"
 }
 field() { sed -nE "s/.* $1=([^ ]*).*/\1/p" <<<"$2"; }
@@ -117,34 +138,37 @@ fi
 for round in $(seq 1 "$rounds"); do
   for c in $configs; do
     for t in $thread_counts; do
+     for k in $kernel_sets; do
       threads_env=(env "MINIGRAD_NUM_THREADS=$t" "OMP_NUM_THREADS=$t")
       args=(--config "$c" --steps "${steps[$c]}" --warmup "$warmup" --threads "$t")
-      line=$(run "$round" "$c" "${threads_env[@]}" "$bin" --sgemm-peak --threads "$t")
-      summary="round $round/$rounds  $c  $t thread(s):  sgemm $(field gflops "$line") GFLOP/s"
-      line=$(run "$round" "$c" "${threads_env[@]}" "$bin" --config "$c" --products-alone --threads "$t")
+      line=$(run "$round" "$c" "$k" "${threads_env[@]}" "$bin" --sgemm-peak --threads "$t")
+      summary="round $round/$rounds  $c  $t thread(s)  $(field blas_kernels "$line"):  sgemm $(field gflops "$line") GFLOP/s"
+      line=$(run "$round" "$c" "$k" "${threads_env[@]}" "$bin" --config "$c" --products-alone --threads "$t")
       summary+="  products alone $(field ms_per_step "$line") ms"
       # Odd rounds run minigrad first, even rounds last, so that neither always follows the other.
       order=(minigrad "${torch_variants[@]}")
       [ $((round % 2)) = 0 ] && order=("${torch_variants[@]}" minigrad)
       for impl in "${order[@]}"; do
         case $impl in
-          minigrad) line=$(run "$round" "$c" "${threads_env[@]}" "$bin" "${args[@]}") ;;
-          default) line=$(run "$round" "$c" "${threads_env[@]}" "${torch_env[@]}" "$python" bench/train_step.py "${args[@]}") ;;
-          *) line=$(run "$round" "$c" "${threads_env[@]}" "${torch_env[@]}" "$python" bench/train_step.py "${args[@]}" "$impl") ;;
+          minigrad) line=$(run "$round" "$c" "$k" "${threads_env[@]}" "$bin" "${args[@]}") ;;
+          default) line=$(run "$round" "$c" "$k" "${threads_env[@]}" "${torch_env[@]}" "$python" bench/train_step.py "${args[@]}") ;;
+          *) line=$(run "$round" "$c" "$k" "${threads_env[@]}" "${torch_env[@]}" "$python" bench/train_step.py "${args[@]}" "$impl") ;;
         esac
         summary+="  $(field impl "$line") $(field ms_per_step "$line") ms"
       done
       echo "$summary  (load $(cut -d' ' -f1 /proc/loadavg))"
+     done
     done
   done
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# The median over rounds of FIELD in the result lines of IMPL, CONFIG, THREADS; "-" if there are none.
+# The median over rounds of FIELD in the result lines of IMPL, CONFIG, THREADS under the kernel set $kset;
+# "-" if there are none.
 stat() {
-  awk -v impl="$1" -v config="$2" -v threads="$3" -v key="$4" '
+  awk -v impl="$1" -v config="$2" -v threads="$3" -v key="$4" -v set="$kset" '
     { delete kv; for (i = 1; i <= NF; i++) if (split($i, p, "=") == 2) kv[p[1]] = p[2] }
-    kv["impl"] == impl && kv["for"] == config && kv["threads"] == threads { print kv[key] }
+    kv["impl"] == impl && kv["for"] == config && kv["threads"] == threads && kv["set"] == set { print kv[key] }
   ' "$results" | sort -g | awk 'BEGIN { OFMT = "%.10g" } { v[NR] = $1 }
     END { if (NR == 0) print "-"; else print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
@@ -155,23 +179,26 @@ ratio() {
   awk -v a="$1" -v b="$2" -v f="${3:-%.2f}" -v scale="${4:-1}" \
     'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf f "\n", scale * a / b }'
 }
-# A field of one implementation's result lines (blas, blas_kernels), each value once.
-field_of() { awk -v impl="impl=$1" -v key="$2=" '$0 ~ impl " " { for (i = 1; i <= NF; i++) if (index($i, key) == 1) print substr($i, length(key) + 1) }' \
+# A field of one implementation's result lines (blas, blas_kernels) under the kernel set $kset, each value
+# once.
+field_of() { awk -v impl="impl=$1" -v key="$2=" -v set="set=$kset" '$0 ~ set " " && $0 ~ impl " " { for (i = 1; i <= NF; i++) if (index($i, key) == 1) print substr($i, length(key) + 1) }' \
   "$results" | sort -u | tr '\n' ' '; }
 blas_of() { field_of "$1" blas; }
-kernels=$(field_of minigrad blas_kernels | xargs)
 
 echo
-echo "minigrad's BLAS (from /proc/self/maps): $(blas_of minigrad), OpenBLAS kernels: $kernels${OPENBLAS_CORETYPE:+ (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)}"
-[ -z "$python" ] || echo "PyTorch's BLAS (from /proc/self/maps): $(blas_of pytorch)"
+for kset in $kernel_sets; do
+  echo "kernel set $kset: minigrad's BLAS (from /proc/self/maps): $(blas_of minigrad), OpenBLAS kernels: $(field_of minigrad blas_kernels | xargs)"
+  [ -z "$python" ] || echo "kernel set $kset: PyTorch's BLAS (from /proc/self/maps): $(blas_of pytorch)"
+done
 echo
-cpu="$(short_machine), $kernels"
 echo -n "| CPU (family/model), OpenBLAS kernels | config (d,heads,ffn,layers,seq,batch) | threads | minigrad ms/step | PyTorch ms/step | PyTorch ÷ minigrad "
 echo -n "| PyTorch+mallopt ms/step | PyTorch+mallopt ÷ minigrad | minigrad tokens/s | peak RSS MB minigrad / PyTorch "
 echo -n "| page faults/step minigrad / PyTorch | matmul GFLOP/s minigrad / PyTorch | % of sgemm peak minigrad / PyTorch "
 echo "| % of sgemm peak, minigrad's products alone | sgemm peak GFLOP/s |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-for c in $configs; do
+for kset in $kernel_sets; do
+ cpu="$(short_machine), $(field_of minigrad blas_kernels | xargs)"
+ for c in $configs; do
   for t in $thread_counts; do
     mg() { stat minigrad "$c" "$t" "$1"; }
     pt() { stat pytorch "$c" "$t" "$1"; }
@@ -187,6 +214,7 @@ for c in $configs; do
     row+=" | $(ratio "$(stat products_alone "$c" "$t" matmul_gflops)" "$peak" %.0f%% 100)"
     echo "$row | $(fmt "$peak" %.1f) |"
   done
+ done
 done
 
 read -ra counts <<<"$thread_counts"
@@ -194,20 +222,23 @@ if [ "${#counts[@]}" -ge 2 ]; then
   first=${counts[0]}
   set -- "${counts[@]:1}"
   echo
-  header="| config" rule="| ---"
+  header="| kernels | config" rule="| --- | ---"
   for t in "$@"; do
     header+=" | minigrad $t-thread ÷ $first-thread speedup | PyTorch $t-thread ÷ $first-thread speedup"
     rule+=" | ---: | ---: "
   done
   echo "$header |"
   echo "$rule|"
-  for c in $configs; do
-    row="| $c"
-    for t in "$@"; do
-      row+=" | $(ratio "$(stat minigrad "$c" "$first" ms_per_step)" "$(stat minigrad "$c" "$t" ms_per_step)")"
-      row+=" | $(ratio "$(stat pytorch "$c" "$first" ms_per_step)" "$(stat pytorch "$c" "$t" ms_per_step)")"
+  for kset in $kernel_sets; do
+    kernels=$(field_of minigrad blas_kernels | xargs)
+    for c in $configs; do
+      row="| $kernels | $c"
+      for t in "$@"; do
+        row+=" | $(ratio "$(stat minigrad "$c" "$first" ms_per_step)" "$(stat minigrad "$c" "$t" ms_per_step)")"
+        row+=" | $(ratio "$(stat pytorch "$c" "$first" ms_per_step)" "$(stat pytorch "$c" "$t" ms_per_step)")"
+      done
+      echo "$row |"
     done
-    echo "$row |"
   done
 fi
 
@@ -217,6 +248,7 @@ echo -n "| config | parameters minigrad | parameters PyTorch | matmul GFLOP per 
 echo "| loss at step 0 minigrad | loss at step 0 PyTorch | ln 2 |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 first_threads=${thread_counts%% *}
+kset=${kernel_sets%% *}
 status=0
 for c in $configs; do
   mp=$(stat minigrad "$c" "$first_threads" params) pp=$(stat pytorch "$c" "$first_threads" params)
