@@ -1,0 +1,151 @@
+#include "minigrad/tensor/thin_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace minigrad {
+
+namespace {
+
+constexpr int kRows = 6;     // rows of C per block
+constexpr int kVectors = 4;  // vectors of C's columns per panel
+// Where it applies (gemm() calls it), as measured on a Zen 5 against OpenBLAS's AVX-512 kernels
+// (docs/performance.md, "Thin products"): at least 128 rows of A, and B of at most 192 columns and 1024
+// rows. Fewer rows (64 × 64 · 64 × 64) or wider products (C's 256 columns) ran faster in OpenBLAS, whose
+// packing they pay for.
+constexpr int64_t kMinM = 128, kMaxN = 192, kMaxK = 1024;
+
+// One vector register of T: 64 bytes, AVX-512's width (GCC's vector extension; -march=native picks the
+// instructions). Spelled per type: the attribute does not apply to a template parameter.
+template <typename T>
+struct VectorOf;
+template <>
+struct VectorOf<float> {
+  typedef float type __attribute__((vector_size(64)));
+};
+template <>
+struct VectorOf<double> {
+  typedef double type __attribute__((vector_size(64)));
+};
+template <typename T>
+using Vector = typename VectorOf<T>::type;
+template <typename T>
+constexpr int kWidth = 64 / sizeof(T);
+
+// C[0..R) × [0..V·W) = alpha·A[0..R) × [0..k) · B[0..k) × [0..V·W) + beta·C: the micro-kernel. Its
+// R × V accumulators stay in registers (the loops are unrolled whole).
+template <typename T, int R, int V>
+void block(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t k, T alpha, T beta, T* c, int64_t ldc) {
+  constexpr int W = kWidth<T>;
+  Vector<T> acc[R][V] = {};
+  for (int64_t p = 0; p < k; ++p) {
+    Vector<T> row[V];  // row p of B's panel
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) std::memcpy(&row[v], b + p * ldb + v * W, sizeof(Vector<T>));
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const T x = a[r * lda + p];
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[r][v] += x * row[v];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) {
+      T* out = c + r * ldc + v * W;
+      Vector<T> result = alpha * acc[r][v];
+      if (beta != T(0)) {  // as BLAS: with beta = 0, C is not read (a NaN there does not propagate)
+        Vector<T> old;
+        std::memcpy(&old, out, sizeof(Vector<T>));
+        result += beta * old;
+      }
+      std::memcpy(out, &result, sizeof(Vector<T>));
+    }
+  }
+}
+
+// The block for `rows` (1 .. kRows) rows and `vectors` (1 .. kVectors) vectors.
+template <typename T, int R>
+void block_of_width(int vectors, const T* a, int64_t lda, const T* b, int64_t ldb, int64_t k, T alpha, T beta,
+                    T* c, int64_t ldc) {
+  switch (vectors) {
+    case 1:
+      return block<T, R, 1>(a, lda, b, ldb, k, alpha, beta, c, ldc);
+    case 2:
+      return block<T, R, 2>(a, lda, b, ldb, k, alpha, beta, c, ldc);
+    case 3:
+      return block<T, R, 3>(a, lda, b, ldb, k, alpha, beta, c, ldc);
+    default:
+      return block<T, R, 4>(a, lda, b, ldb, k, alpha, beta, c, ldc);
+  }
+}
+template <typename T>
+void any_block(int rows, int vectors, const T* a, int64_t lda, const T* b, int64_t ldb, int64_t k, T alpha,
+               T beta, T* c, int64_t ldc) {
+  switch (rows) {
+    case 1:
+      return block_of_width<T, 1>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+    case 2:
+      return block_of_width<T, 2>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+    case 3:
+      return block_of_width<T, 3>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+    case 4:
+      return block_of_width<T, 4>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+    case 5:
+      return block_of_width<T, 5>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+    default:
+      return block_of_width<T, kRows>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+  }
+}
+
+template <typename T>
+void thin_product(bool transpose_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+                  const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  constexpr int W = kWidth<T>;
+  // A transposed B (n × k as stored) is copied into k × n first: this thread's buffer, kept between calls.
+  thread_local std::vector<T> copied;
+  if (transpose_b) {
+    copied.resize(static_cast<size_t>(k * n));
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t p = 0; p < k; ++p) copied[p * n + j] = b[j * ldb + p];
+    }
+    b = copied.data();
+    ldb = n;
+  }
+  // Block by block of A's rows, each against every panel of B's columns: the block's rows of A are read
+  // from memory once and then from L1, and B (at most 1 MB) stays in L2 or L3 for every block.
+  for (int64_t i = 0; i < m; i += kRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kRows, m - i));
+    for (int64_t j = 0; j < n; j += kVectors * W) {
+      const int vectors = static_cast<int>(std::min<int64_t>(kVectors, (n - j) / W));
+      if (rows == kRows) {
+        block_of_width<T, kRows>(vectors, a + i * lda, lda, b + j, ldb, k, alpha, beta, c + i * ldc + j, ldc);
+      } else {
+        any_block<T>(rows, vectors, a + i * lda, lda, b + j, ldb, k, alpha, beta, c + i * ldc + j, ldc);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool thin_gemm_applies(bool transpose_a, int64_t m, int64_t n, int64_t k, bool is_double) {
+#if defined(__AVX512F__)
+  const int64_t width = is_double ? kWidth<double> : kWidth<float>;
+  return !transpose_a && m >= kMinM && n >= width && n <= kMaxN && n % width == 0 && k >= 1 && k <= kMaxK;
+#else
+  (void)transpose_a, (void)m, (void)n, (void)k, (void)is_double;
+  return false;
+#endif
+}
+
+void thin_gemm(bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+               const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  thin_product(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+void thin_gemm(bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+               const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  thin_product(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace minigrad
