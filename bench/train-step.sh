@@ -81,8 +81,6 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ] && [[ $kernel_sets == *pinned* ]]; then
   echo "--kernels: 'pinned' asks for the kernels OPENBLAS_CORETYPE pins, and it is not set: 'own' only" >&2
   kernel_sets=own
 fi
-# The command prefix of a kernel set: nothing for the pinned one, OpenBLAS's settings unset for its own.
-kernel_env() { if [ "$1" = own ]; then echo "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"; else echo env; fi; }
 python=/usr/bin/python3  # Debian's python3-torch lives here, not in a pyenv
 if ! "$python" -c 'import torch' 2>/dev/null; then
   if [ "$install_torch" = 1 ]; then
@@ -123,8 +121,10 @@ echo
 run() {  # round, configuration, kernel set, then the command; keeps its result line and prints it
   local round=$1 config=$2 kset=$3 line
   shift 3
-  # shellcheck disable=SC2046  # kernel_env's words are meant to split
-  line=$($(kernel_env "$kset") "$@" | grep '^result ') || { echo "failed: $*" >&2; return 1; }
+  # The pinned kernels: the environment as it is; OpenBLAS's own: its two settings unset.
+  local prefix=(env)
+  [ "$kset" = own ] && prefix=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
+  line=$("${prefix[@]}" "$@" | grep '^result ') || { echo "failed: $*" >&2; return 1; }
   echo "round=$round for=$config set=$kset $line" >>"$results"
   echo "$line"
 }
@@ -138,26 +138,26 @@ fi
 for round in $(seq 1 "$rounds"); do
   for c in $configs; do
     for t in $thread_counts; do
-     for k in $kernel_sets; do
       threads_env=(env "MINIGRAD_NUM_THREADS=$t" "OMP_NUM_THREADS=$t")
       args=(--config "$c" --steps "${steps[$c]}" --warmup "$warmup" --threads "$t")
-      line=$(run "$round" "$c" "$k" "${threads_env[@]}" "$bin" --sgemm-peak --threads "$t")
-      summary="round $round/$rounds  $c  $t thread(s)  $(field blas_kernels "$line"):  sgemm $(field gflops "$line") GFLOP/s"
-      line=$(run "$round" "$c" "$k" "${threads_env[@]}" "$bin" --config "$c" --products-alone --threads "$t")
-      summary+="  products alone $(field ms_per_step "$line") ms"
-      # Odd rounds run minigrad first, even rounds last, so that neither always follows the other.
-      order=(minigrad "${torch_variants[@]}")
-      [ $((round % 2)) = 0 ] && order=("${torch_variants[@]}" minigrad)
-      for impl in "${order[@]}"; do
-        case $impl in
-          minigrad) line=$(run "$round" "$c" "$k" "${threads_env[@]}" "$bin" "${args[@]}") ;;
-          default) line=$(run "$round" "$c" "$k" "${threads_env[@]}" "${torch_env[@]}" "$python" bench/train_step.py "${args[@]}") ;;
-          *) line=$(run "$round" "$c" "$k" "${threads_env[@]}" "${torch_env[@]}" "$python" bench/train_step.py "${args[@]}" "$impl") ;;
-        esac
-        summary+="  $(field impl "$line") $(field ms_per_step "$line") ms"
+      for k in $kernel_sets; do
+        line=$(run "$round" "$c" "$k" "${threads_env[@]}" "$bin" --sgemm-peak --threads "$t")
+        summary="round $round/$rounds  $c  $t thread(s)  $(field blas_kernels "$line"):  sgemm $(field gflops "$line") GFLOP/s"
+        line=$(run "$round" "$c" "$k" "${threads_env[@]}" "$bin" --config "$c" --products-alone --threads "$t")
+        summary+="  products alone $(field ms_per_step "$line") ms"
+        # Odd rounds run minigrad first, even rounds last, so that neither always follows the other.
+        order=(minigrad "${torch_variants[@]}")
+        [ $((round % 2)) = 0 ] && order=("${torch_variants[@]}" minigrad)
+        for impl in "${order[@]}"; do
+          case $impl in
+            minigrad) line=$(run "$round" "$c" "$k" "${threads_env[@]}" "$bin" "${args[@]}") ;;
+            default) line=$(run "$round" "$c" "$k" "${threads_env[@]}" "${torch_env[@]}" "$python" bench/train_step.py "${args[@]}") ;;
+            *) line=$(run "$round" "$c" "$k" "${threads_env[@]}" "${torch_env[@]}" "$python" bench/train_step.py "${args[@]}" "$impl") ;;
+          esac
+          summary+="  $(field impl "$line") $(field ms_per_step "$line") ms"
+        done
+        echo "$summary  (load $(cut -d' ' -f1 /proc/loadavg))"
       done
-      echo "$summary  (load $(cut -d' ' -f1 /proc/loadavg))"
-     done
     done
   done
 done
@@ -197,24 +197,24 @@ echo -n "| page faults/step minigrad / PyTorch | matmul GFLOP/s minigrad / PyTor
 echo "| % of sgemm peak, minigrad's products alone | sgemm peak GFLOP/s |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for kset in $kernel_sets; do
- cpu="$(short_machine), $(field_of minigrad blas_kernels | xargs)"
- for c in $configs; do
-  for t in $thread_counts; do
-    mg() { stat minigrad "$c" "$t" "$1"; }
-    pt() { stat pytorch "$c" "$t" "$1"; }
-    shape=$(for key in d heads ffn layers seq batch; do mg $key; done | paste -sd,)
-    ms=$(mg ms_per_step) pms=$(pt ms_per_step) mms=$(stat pytorch-mallopt "$c" "$t" ms_per_step)
-    peak=$(stat sgemm "$c" "$t" gflops)
-    row="| $cpu | $c ($shape) | $t | $(fmt "$ms" %.1f) | $(fmt "$pms" %.1f) | $(ratio "$pms" "$ms")"
-    row+=" | $(fmt "$mms" %.1f) | $(ratio "$mms" "$ms") | $(fmt "$(mg tokens_per_s)" %.0f)"
-    row+=" | $(fmt "$(mg peak_rss_mb)" %.0f) / $(fmt "$(pt peak_rss_mb)" %.0f)"
-    row+=" | $(fmt "$(mg faults_per_step)" %.0f) / $(fmt "$(pt faults_per_step)" %.0f)"
-    row+=" | $(fmt "$(mg matmul_gflops)" %.1f) / $(fmt "$(pt matmul_gflops)" %.1f)"
-    row+=" | $(ratio "$(mg matmul_gflops)" "$peak" %.0f%% 100) / $(ratio "$(pt matmul_gflops)" "$peak" %.0f%% 100)"
-    row+=" | $(ratio "$(stat products_alone "$c" "$t" matmul_gflops)" "$peak" %.0f%% 100)"
-    echo "$row | $(fmt "$peak" %.1f) |"
+  cpu="$(short_machine), $(field_of minigrad blas_kernels | xargs)"
+  for c in $configs; do
+    for t in $thread_counts; do
+      mg() { stat minigrad "$c" "$t" "$1"; }
+      pt() { stat pytorch "$c" "$t" "$1"; }
+      shape=$(for key in d heads ffn layers seq batch; do mg $key; done | paste -sd,)
+      ms=$(mg ms_per_step) pms=$(pt ms_per_step) mms=$(stat pytorch-mallopt "$c" "$t" ms_per_step)
+      peak=$(stat sgemm "$c" "$t" gflops)
+      row="| $cpu | $c ($shape) | $t | $(fmt "$ms" %.1f) | $(fmt "$pms" %.1f) | $(ratio "$pms" "$ms")"
+      row+=" | $(fmt "$mms" %.1f) | $(ratio "$mms" "$ms") | $(fmt "$(mg tokens_per_s)" %.0f)"
+      row+=" | $(fmt "$(mg peak_rss_mb)" %.0f) / $(fmt "$(pt peak_rss_mb)" %.0f)"
+      row+=" | $(fmt "$(mg faults_per_step)" %.0f) / $(fmt "$(pt faults_per_step)" %.0f)"
+      row+=" | $(fmt "$(mg matmul_gflops)" %.1f) / $(fmt "$(pt matmul_gflops)" %.1f)"
+      row+=" | $(ratio "$(mg matmul_gflops)" "$peak" %.0f%% 100) / $(ratio "$(pt matmul_gflops)" "$peak" %.0f%% 100)"
+      row+=" | $(ratio "$(stat products_alone "$c" "$t" matmul_gflops)" "$peak" %.0f%% 100)"
+      echo "$row | $(fmt "$peak" %.1f) |"
+    done
   done
- done
 done
 
 read -ra counts <<<"$thread_counts"

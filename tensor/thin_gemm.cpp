@@ -113,7 +113,7 @@ void thin_product(bool transpose_b, int64_t m, int64_t n, int64_t k, T alpha, co
     ldb = n;
   }
   // Block by block of A's rows, each against every panel of B's columns: the block's rows of A are read
-  // from memory once and then from L1, and B (at most 1 MB) stays in L2 or L3 for every block.
+  // from memory once and then from L1, and B (at most 768 KB of floats) stays in L2 or L3 for every block.
   for (int64_t i = 0; i < m; i += kRows) {
     const int rows = static_cast<int>(std::min<int64_t>(kRows, m - i));
     for (int64_t j = 0; j < n; j += kVectors * W) {
