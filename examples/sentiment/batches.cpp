@@ -87,20 +87,6 @@ Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>
   return batch;
 }
 
-Tensor drop_tokens(const Tensor& tokens, const Tensor& lengths, double p, Generator& generator) {
-  check_tokens("drop_tokens", tokens, lengths);
-  if (!(p >= 0 && p < 1)) throw ValueError("drop_tokens", "p must be in [0, 1), got " + std::to_string(p));
-  Tensor out = tokens.clone();  // contiguous
-  const int64_t b = out.shape()[0], t = out.shape()[1];
-  int64_t* id = out.data_ptr<int64_t>();
-  for (int64_t i = 0; i < b; ++i) {
-    const int64_t length = std::clamp<int64_t>(static_cast<int64_t>(lengths.at({i})), 0, t);
-    for (int64_t j = 0; j < length; ++j)
-      if (generator.next_double() < p) id[i * t + j] = Vocabulary::kUnk;
-  }
-  return out;
-}
-
 namespace {
 
 // v in a random order: the same seed, the same order.

@@ -78,11 +78,6 @@ int64_t padded_length(int64_t longest, int64_t max_len);
 // Examples must have at most max_len tokens; the padded length never exceeds max_len.
 Batch make_batch(const std::vector<Example>& examples, const std::vector<size_t>& indices, int64_t max_len);
 
-// Token dropout: each valid token of the batch (not the padding) becomes <unk> with probability p, drawn
-// from `generator`. Returns new tokens; the batch's are left as they are.
-minigrad::Tensor drop_tokens(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths, double p,
-                             minigrad::Generator& generator);
-
 // One epoch's batches: shuffled with the generator, then grouped so that each batch holds reviews of
 // similar length (sorted within windows of 50 batches; the batches are shuffled again afterwards).
 // Padding a short review to a long one's length wastes compute, and attention's cost grows with the

@@ -33,7 +33,7 @@ std::shared_ptr<SentimentModel> build_plain_model(const Config& config, const Vo
 }
 
 void Checkpoint::save(const std::filesystem::path& dir, const std::vector<FolderFile>& extra) const {
-  std::map<std::string, std::string> metadata = {{"architecture", config.architecture()},
+  std::map<std::string, std::string> metadata = {{"architecture", model->architecture()},
                                                  {"vocabulary", fingerprint(vocabulary)}};
   std::vector<FolderFile> files = extra;
   if (model->token_features) model->token_features->save_beside(vocabulary, metadata, files);
@@ -68,15 +68,20 @@ Checkpoint Checkpoint::load(const std::filesystem::path& dir, const BuildModel& 
     auto it = file.metadata.find(key);
     return it == file.metadata.end() ? std::string("(not recorded)") : it->second;
   };
-  if (recorded("architecture") != config.architecture()) {
-    throw Error("checkpoint", weights + " was trained with " + recorded("architecture") +
-                                  ", but config.json says " + config.architecture());
-  }
   if (recorded("vocabulary") != fingerprint(vocabulary)) {
     throw Error("checkpoint", weights + " was trained with a vocabulary of " + recorded("vocabulary") +
                                   ", but vocab.json has " + fingerprint(vocabulary));
   }
   const std::shared_ptr<SentimentModel> model = build(config, vocabulary, dir, file);
+  if (recorded("architecture") != model->architecture()) {
+    // A model saved with extensions (extras/), loaded without them: its architecture goes on past this one's.
+    const bool extended = recorded("architecture").starts_with(model->architecture() + " ");
+    throw Error("checkpoint", weights + " was trained with " + recorded("architecture") +
+                                  ", but config.json says " + model->architecture() +
+                                  (extended ? " (without the extensions the weights were saved with: load it "
+                                              "with the BuildModel that makes them)"
+                                            : ""));
+  }
   optim::load_weights(*model, file, weights);
   if (model->review_logits) {
     try {

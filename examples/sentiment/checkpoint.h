@@ -17,7 +17,7 @@ namespace sentiment {
 using BuildModel = std::function<std::shared_ptr<SentimentModel>(
     const Config& config, const Vocabulary& vocabulary, const std::filesystem::path& dir,
     const minigrad::SafetensorsFile& weights)>;
-// The model without extensions (which refuses a configuration that asks for them).
+// The model without extensions (a checkpoint of a model with them then fails its architecture check).
 std::shared_ptr<SentimentModel> build_plain_model(const Config& config, const Vocabulary& vocabulary,
                                                   const std::filesystem::path& dir,
                                                   const minigrad::SafetensorsFile& weights);

@@ -38,56 +38,25 @@ struct Config {
   double dropout = 0.2;           // in training: after the positions, after each sublayer, before the head
   // Dropout on the attention weights, in training; its masks are (batch, heads, length, length).
   double attention_dropout = 0;
-  // Token dropout: in training, each token of a review becomes <unk> with this probability (the n-grams
-  // through it change with it), so the model cannot lean on any one word or phrase.
-  double token_dropout = 0;
   // Label smoothing of the training loss (cross_entropy's option); validation and test losses are plain.
   // The loss then no longer pays the model to grow ever surer of reviews it knows by heart.
   double label_smoothing = 0.1;
   // The token embedding starts N(0, embedding_std²); 1 is PyTorch's default.
   double embedding_std = 1.0;
   bool learnable_positions = false;  // learned position embeddings instead of sinusoids
-  // Rows of the n-gram table (row 0 is padding and "no row"), whose vector is added to the embedding of
-  // the token that ends the n-gram; 0: no n-grams.
-  int64_t ngram_buckets = 65536;
-  int64_t ngram_max = 2;  // the longest n-gram: 2 bigrams, 3 bigrams and trigrams
-  // true: the ngram_buckets - 1 n-grams found in the most training reviews get a row each and the rest
-  // none (NgramVocabulary); false: every n-gram is hashed into a row, colliding (fastText's way), so
-  // that a row is shared by several n-grams.
-  bool ngram_vocabulary = true;
-  // true: the token and n-gram tables get row-sparse gradients (nn::Embedding's sparse), stepped by
-  // optim::SparseAdam, which moves only the rows a batch looked up and has no weight decay; the rest of
-  // the model keeps AdamW. false: one AdamW steps every row of both tables at every step. A row that a
-  // batch does not look up then keeps its weights, where AdamW keeps moving it by its old moments and
-  // decays it.
-  bool sparse_embeddings = true;
-  // The NB-weighted n-gram branch (nb_features.h): 0, none; n, a linear layer over the review's n-grams
-  // of 1 .. n words, weighted by their Naive Bayes log-count ratios, whose two logits are added to the
-  // head's. nb_rows rows (with the padding row) go to the n-grams in the most training reviews, each in
-  // at least nb_min_reviews of them. Its table is row-sparse and stepped by its own SparseAdam at
-  // nb_lr (0: lr), on the same schedule.
-  int64_t nb_max = 3;
-  int64_t nb_rows = 1 << 20;
-  int64_t nb_min_reviews = 2;
-  double nb_lr = 0;
   // training
   int64_t batch_size = 64;  // reviews per step
-  // Passes over the training reviews. With the NB branch the model fits them within one; the encoder alone
-  // wants 2 (train it with --nb-max 0 --epochs 2).
+  // Passes over the training reviews: the main job's model (with extras/' NB branch) fits them within
+  // one; the encoder alone wants 2.
   int64_t epochs = 1;
-  double lr = 2e-3;            // AdamW's peak learning rate (and SparseAdam's, for the tables)
-  double weight_decay = 0.01;  // AdamW's; the sparse tables have none
+  double lr = 2e-3;            // AdamW's peak learning rate (and SparseAdam's, for sparse tables)
+  double weight_decay = 0.01;  // AdamW's; sparse tables have none
   double warmup = 0.1;         // fraction of the steps, warming up linearly before the cosine decay
   double clip = 1.0;           // the largest gradient norm; a larger one is scaled down to it
-  // > 0: keep an exponential moving average of the weights with this decay (optim/averaging.h); the
-  // validation after each epoch and the saved model use the averages. 0: the last weights.
-  double ema_decay = 0;
-  // Masked-token pretraining (BERT's, on the training reviews' own text) before the classifier is
-  // trained: epochs of it (0: none), its peak learning rate, and the share of tokens it predicts.
-  int64_t pretrain_epochs = 0;
-  double pretrain_lr = 2e-3;
-  double mask_prob = 0.15;
-  uint64_t seed = 0;  // initialisation, dropout and batch order
+  uint64_t seed = 0;           // initialisation, dropout and batch order
+  // config.json's other keys: the options of what extras/ adds (extras/extended_config.h), kept and saved
+  // as they came; nothing here reads them.
+  nlohmann::json extensions = nlohmann::json::object();
 
   nlohmann::json to_json() const;
   // Throws naming `source` if a field is missing, of the wrong type or out of range.
@@ -95,15 +64,13 @@ struct Config {
   // Throws an Error from `op` naming the first field outside its range (the ranges `train --help` lists),
   // or fields that do not go together.
   void check(const std::string& op) const;
-  // The fields that shape the model's tensors, as text: two checkpoints load into each other's models
-  // exactly when these agree.
+  // The fields that shape the model's tensors, as text (a model's extensions add theirs: model.h).
   std::string architecture() const;
 };
 
 // Config's table (examples/common/config_fields.h): each field's key in config.json, its `train` flag, range
 // and help, and how a config.json from before the field existed reads it; in the order of `train --help`.
-// Models saved before the n-gram, NB and validation fields had no validation split, no label smoothing, no
-// n-gram table (or a hashed one), dense tables stepped by AdamW, and no NB branch.
+// Models saved before the validation fields had no validation split and no label smoothing.
 // A table, a row a field:
 // clang-format off
 inline constexpr auto kConfigFields = std::tuple_cat(
@@ -117,26 +84,9 @@ inline constexpr auto kConfigFields = std::tuple_cat(
         examples::Field{.key = "attention_dropout", .member = &Config::attention_dropout,
                         .flag = "--attention-dropout", .low = 0, .high = 0.9,
                         .help = "Dropout on the attention weights"},
-        examples::Field{.key = "token_dropout", .member = &Config::token_dropout,
-                        .flag = "--token-dropout", .low = 0, .high = 0.9, .optional = true,
-                        .help = "Probability that a training token is replaced by <unk>"},
         examples::Field{.key = "label_smoothing", .member = &Config::label_smoothing,
                         .flag = "--label-smoothing", .low = 0, .high = 1, .before = 0,
                         .help = "Label smoothing of the training loss"},
-        examples::Field{.key = "ema_decay", .member = &Config::ema_decay,
-                        .flag = "--ema-decay", .low = 0, .high = 0.99999, .optional = true,
-                        .help = "Keep a moving average of the weights with this decay and save it; 0: the "
-                                "last weights"},
-        examples::Field{.key = "pretrain_epochs", .member = &Config::pretrain_epochs,
-                        .flag = "--pretrain-epochs", .low = 0, .high = 1000, .optional = true,
-                        .help = "Epochs of masked-token pretraining on the training reviews before "
-                                "training; 0: none"},
-        examples::Field{.key = "pretrain_lr", .member = &Config::pretrain_lr,
-                        .flag = "--pretrain-lr", .low = 1e-7, .high = 10, .optional = true,
-                        .help = "Peak learning rate of the pretraining"},
-        examples::Field{.key = "mask_prob", .member = &Config::mask_prob,
-                        .flag = "--mask-prob", .low = 0.01, .high = 0.9, .optional = true,
-                        .help = "Share of the tokens that pretraining predicts"},
         examples::Field{.key = "max_len", .member = &Config::max_len,
                         .flag = "--max-len", .low = 2, .high = 100000,
                         .help = "Tokens kept per review (head and tail)"},
@@ -151,34 +101,6 @@ inline constexpr auto kConfigFields = std::tuple_cat(
         examples::Field{.key = "validation_seed", .member = &Config::validation_seed,
                         .flag = "--validation-seed", .optional = true,
                         .help = "Seed that picks the validation reviews"},
-        examples::Field{.key = "ngram_buckets", .member = &Config::ngram_buckets,
-                        .flag = "--ngram-buckets", .low = 0, .high = 1e8, .before = 0,
-                        .help = "Rows of the n-gram embedding table added to the token embeddings; 0: none"},
-        examples::Field{.key = "ngram_max", .member = &Config::ngram_max,
-                        .flag = "--ngram-max", .low = 2, .high = 5, .optional = true,
-                        .help = "Longest n-gram (2: bigrams, 3: and trigrams)"},
-        examples::Field{.key = "ngram_vocabulary", .member = &Config::ngram_vocabulary,
-                        .flag = "!--hashed-ngrams", .before = false,
-                        .help = "Hash every n-gram into the table's rows (fastText's way) instead of giving"
-                                " the most common ones a row each"},
-        examples::Field{.key = "sparse_embeddings", .member = &Config::sparse_embeddings,
-                        .flag = "!--dense-embeddings", .before = false,
-                        .help = "Dense gradients for the token and n-gram tables, stepped with the rest by "
-                                "AdamW, instead of row-sparse ones stepped by SparseAdam (only the rows a "
-                                "batch looked up move)"},
-        examples::Field{.key = "nb_max", .member = &Config::nb_max,
-                        .flag = "--nb-max", .low = 0, .high = 5, .before = 0,
-                        .help = "The NB-weighted n-gram branch: n-grams of 1 to this many words; 0: no "
-                                "branch"},
-        examples::Field{.key = "nb_rows", .member = &Config::nb_rows,
-                        .flag = "--nb-rows", .low = 2, .high = 1e8, .optional = true,
-                        .help = "Rows of the NB branch's table (with the padding row)"},
-        examples::Field{.key = "nb_min_reviews", .member = &Config::nb_min_reviews,
-                        .flag = "--nb-min-reviews", .low = 1, .high = 1e7, .optional = true,
-                        .help = "Training reviews an n-gram must be in to get a row"},
-        examples::Field{.key = "nb_lr", .member = &Config::nb_lr,
-                        .flag = "--nb-lr", .low = 0, .high = 10, .optional = true,
-                        .help = "Peak learning rate of the NB branch; 0: --lr"},
         examples::Field{.key = "num_layers", .member = &Config::num_layers,
                         .flag = "--layers", .low = 1, .high = 64, .help = "Encoder layers"},
         examples::Field{.key = "embedding_std", .member = &Config::embedding_std,
@@ -190,7 +112,7 @@ inline constexpr auto kConfigFields = std::tuple_cat(
         examples::Field{.key = "seed", .member = &Config::seed,
                         .flag = "--seed", .help = "Seed for initialisation, dropout and batch order"}});
 // clang-format on
-static_assert(examples::member_count<Config>() == std::tuple_size_v<decltype(kConfigFields)>,
-              "every field of Config has a row in kConfigFields");
+static_assert(examples::member_count<Config>() == std::tuple_size_v<decltype(kConfigFields)> + 1,
+              "every field of Config but `extensions` has a row in kConfigFields");
 
 }  // namespace sentiment

@@ -5,17 +5,6 @@ namespace sentiment {
 using namespace minigrad;
 
 SentimentModel::SentimentModel(const Config& c, int64_t vocab_size, const Extensions& extensions) {
-  // A configuration that asks for an extension the model was not given would be silently ignored.
-  const auto refuse = [](const std::string& what, const std::string& option) {
-    throw ValueError("SentimentModel", "the configuration asks for " + what + " (" + option +
-                                           ") but the model was given none: make it with extras/"
-                                           "extended_model.h's make_extended_model, or set " +
-                                           option.substr(0, option.find(' ')) + " to 0");
-  };
-  if (c.ngram_buckets > 0 && !extensions.token_features)
-    refuse("an n-gram table", "ngram_buckets " + std::to_string(c.ngram_buckets));
-  if (c.nb_max > 0 && !extensions.review_logits)
-    refuse("the NB branch", "nb_max " + std::to_string(c.nb_max));
   encoder = register_module("encoder", std::make_shared<nn::TransformerEncoder>(nn::TransformerEncoderOptions{
                                            .layer = {.num_hiddens = c.num_hiddens,
                                                      .ffn_num_hiddens = c.ffn_num_hiddens,
@@ -32,12 +21,13 @@ SentimentModel::SentimentModel(const Config& c, int64_t vocab_size, const Extens
     table.copy_(Tensor::normal(table.shape(), 0, c.embedding_std));
     table.select(0, Vocabulary::kPad).zero_();
   }
-  encoder->embedding->options.sparse = c.sparse_embeddings;
   if (extensions.token_features)
     token_features = register_module("token_features", extensions.token_features());
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(c.dropout));
   head = register_module("head", std::make_shared<nn::Linear>(2 * c.num_hiddens, 2));
   if (extensions.review_logits) review_logits = register_module("review_logits", extensions.review_logits());
+  architecture_ = c.architecture() + (token_features ? token_features->architecture() : "") +
+                  (review_logits ? review_logits->architecture() : "");
 }
 
 Variable SentimentModel::encode(const Tensor& tokens, const Tensor& lengths) const {

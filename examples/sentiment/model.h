@@ -26,6 +26,8 @@ class TokenFeatures : public minigrad::nn::Layer<TokenFeatures> {
   // tokens (B, T) int64, lengths (B) int64 -> (B, T, d)
   virtual minigrad::Variable forward(const minigrad::Tensor& tokens,
                                      const minigrad::Tensor& lengths) const = 0;
+  // The options that shape its tensors, as text appended to the model's architecture(): " max_n=2".
+  virtual std::string architecture() const = 0;
   // Files and metadata it keeps in a checkpoint folder beside the weights (none by default).
   virtual void save_beside(const Vocabulary&, std::map<std::string, std::string>& /*metadata*/,
                            std::vector<minigrad::FolderFile>& /*files*/) const {}
@@ -38,6 +40,8 @@ class ReviewLogits : public minigrad::nn::Layer<ReviewLogits> {
   virtual minigrad::Variable forward(const Batch& batch) const = 0;
   // A review's bag, from all its tokens: what encode() stores in each Example.
   virtual FeatureBag bag(const std::vector<std::string>& tokens) const = 0;
+  // The options that shape its tensors, as TokenFeatures::architecture.
+  virtual std::string architecture() const = 0;
   // Called once a checkpoint's weights are loaded, to rebuild what is computed from its buffers.
   virtual void weights_loaded() {}
   // The learning rate of its parameters, as a multiple of the rest's.
@@ -64,6 +68,9 @@ class SentimentModel : public minigrad::nn::Layer<SentimentModel> {
   // What encode() (batches.h) needs to fill each Example's bag for the review logits; empty without them.
   Featurizer featurizer() const;
 
+  // The options that shape its tensors, as text (the config's, then its extensions'): two checkpoints
+  // load into each other's models exactly when these agree.
+  const std::string& architecture() const { return architecture_; }
   std::string name() const override { return "SentimentModel"; }
 
   std::shared_ptr<minigrad::nn::TransformerEncoder> encoder;
@@ -71,6 +78,9 @@ class SentimentModel : public minigrad::nn::Layer<SentimentModel> {
   std::shared_ptr<minigrad::nn::Dropout> dropout;
   std::shared_ptr<minigrad::nn::Linear> head;
   std::shared_ptr<ReviewLogits> review_logits;  // nullptr without
+
+ private:
+  std::string architecture_;
 };
 
 }  // namespace sentiment

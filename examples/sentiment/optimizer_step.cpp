@@ -1,5 +1,6 @@
 #include "examples/sentiment/optimizer_step.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <utility>
@@ -33,25 +34,25 @@ double reduce_and_clip(const std::vector<Variable>& parameters, const Ranks& ran
 
 namespace {
 
-// Whether p is one of the module's parameters (none if there is no module).
-bool owns(const nn::Module* module, const Variable& p) {
-  if (!module) return false;
-  for (const Variable& q : module->parameters())
-    if (q.is_same(p)) return true;
-  return false;
+// Whether p is one of the variables.
+bool is_one_of(const std::vector<Variable>& variables, const Variable& p) {
+  return std::any_of(variables.begin(), variables.end(), [&](const Variable& q) { return q.is_same(p); });
 }
 
 }  // namespace
 
 Optimizers::Optimizers(SentimentModel& model, const Config& c)
     : logits_scale_(model.review_logits ? model.review_logits->lr_scale() : 1.0) {
+  std::vector<Variable> tables;  // the row-sparse tables' weights
+  for (const auto& [name, module] : model.named_modules()) {
+    const auto* embedding = dynamic_cast<const nn::Embedding*>(module);
+    if (embedding && embedding->options.sparse) tables.push_back(embedding->weight);
+  }
+  const std::vector<Variable> review_logits =
+      model.review_logits ? model.review_logits->parameters() : std::vector<Variable>{};
   std::vector<std::pair<std::string, Variable>> dense, sparse, logits;
   for (const auto& [name, p] : model.named_parameters()) {
-    const bool table = p.is_same(model.encoder->embedding->weight) || owns(model.token_features.get(), p);
-    if (owns(model.review_logits.get(), p))
-      logits.emplace_back(name, p);
-    else
-      (c.sparse_embeddings && table ? sparse : dense).emplace_back(name, p);
+    (is_one_of(review_logits, p) ? logits : is_one_of(tables, p) ? sparse : dense).emplace_back(name, p);
     parameters_.push_back(p);
   }
   dense_.emplace(dense, optim::AdamWOptions{.lr = c.lr, .weight_decay = c.weight_decay});

@@ -23,10 +23,10 @@ double reduce_and_clip(const std::vector<minigrad::Variable>& parameters, const 
                        std::span<double> stats, double clip, const std::string& op, int64_t step,
                        const std::string& lr_option);
 
-// The classifier's optimizers: AdamW for the whole model, or, with config.sparse_embeddings, AdamW for
-// all but the tables (the token embedding, and the token features' tables) and SparseAdam for those
-// (their gradients are row-sparse, which AdamW refuses: it would step every row); with review logits, a
-// third (SparseAdam) for their tables, at their lr_scale(). One schedule for all.
+// The classifier's optimizers: AdamW for the whole model, or, if it has row-sparse tables (an
+// nn::Embedding made sparse, as extras/ makes them), AdamW for all but those and SparseAdam for those
+// (AdamW refuses their gradients: it would step every row); with review logits, a third (SparseAdam)
+// for their tables, at their lr_scale(). One schedule for all.
 class Optimizers {
  public:
   Optimizers(SentimentModel& model, const Config& c);

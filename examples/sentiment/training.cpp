@@ -18,16 +18,9 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 // The steps of the run: the epochs' batches, or options.max_steps if fewer. Refuses a run without
-// examples, with fewer reviews in a batch than ranks, or with weight averages and no hooks to keep them.
+// examples, or with fewer reviews in a batch than ranks.
 int64_t total_steps(const std::vector<Example>& examples, const Config& c, const TrainOptions& options) {
   if (examples.empty()) throw ValueError("train", "no examples to train on");
-  if (c.ema_decay > 0 && !options.hooks) {
-    char decay[32];
-    std::snprintf(decay, sizeof decay, "%g", c.ema_decay);
-    throw ValueError("train", std::string("ema_decay ") + decay +
-                                  " needs the hooks that keep the averages (options.hooks: "
-                                  "extras/checkpoints_and_averages.h's LongRun)");
-  }
   if (c.batch_size < options.ranks.world) {
     throw ValueError("train", "--batch-size " + std::to_string(c.batch_size) + " is smaller than the " +
                                   std::to_string(options.ranks.world) +
@@ -39,16 +32,18 @@ int64_t total_steps(const std::vector<Example>& examples, const Config& c, const
 }
 
 // The forward and backward pass of one step, on this rank's share of `batch` (all of it in a world of
-// one): token dropout, the logits, the loss with label smoothing, its gradients. Returns the share's loss ·
+// one): the batch (changed by options.augment), the logits, the loss with label smoothing, its gradients.
+// Returns the share's loss ·
 // examples, correct predictions, examples and tokens: zeros for an empty share, whose rank only joins the
 // sums.
 std::array<double, 4> forward_backward(SentimentModel& model, const std::vector<Example>& examples,
                                        const std::vector<size_t>& batch, const Config& c,
-                                       const Ranks& ranks) {
+                                       const TrainOptions& options) {
+  const Ranks& ranks = options.ranks;
   const std::vector<size_t> mine = ranks.share_of_batch(batch, examples);
   if (mine.empty()) return {0, 0, 0, 0};
   Batch b = make_batch(examples, mine, c.max_len);
-  if (c.token_dropout > 0) b.tokens = drop_tokens(b.tokens, b.lengths, c.token_dropout, default_generator());
+  if (options.augment) options.augment(b);
   const Variable logits = model(b);  // (B, 2)
   Variable loss = cross_entropy(logits, b.labels, {.label_smoothing = c.label_smoothing});
   const double n = static_cast<double>(mine.size());
@@ -108,7 +103,7 @@ TrainingLog train(Checkpoint& checkpoint, const std::vector<Example>& examples, 
       optimizer.set_learning_rate(schedule.at(at.step));
       optimizer.zero_grad();
       // This rank's loss · examples, correct, examples and tokens; after reduce_and_clip, all ranks'.
-      std::array<double, 4> stats = forward_backward(model, examples, batches[b], c, ranks);
+      std::array<double, 4> stats = forward_backward(model, examples, batches[b], c, options);
       log.waiting_seconds +=
           reduce_and_clip(optimizer.parameters(), ranks, stats, c.clip, "train", at.step, "--lr");
       optimizer.step();

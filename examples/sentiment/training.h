@@ -1,4 +1,4 @@
-// Training the classifier: AdamW (and SparseAdam for the embedding tables), warm-up and cosine decay,
+// Training the classifier: AdamW (and SparseAdam for row-sparse tables), warm-up and cosine decay,
 // clipping, dropout, validation after each epoch; several ranks; what a longer run adds (weight averages,
 // checkpoints to resume from: extras/checkpoints_and_averages.h) through TrainingHooks.
 #pragma once
@@ -60,6 +60,8 @@ struct TrainOptions {
   // Evaluated after each epoch (evaluate(), which draws no random numbers, so resuming stays exact).
   const std::vector<Example>* validation = nullptr;
   TrainingHooks* hooks = nullptr;  // none: nothing added
+  // Changes each training batch before its forward pass (extras/' token dropout); none: nothing.
+  std::function<void(Batch&)> augment{};
 };
 
 // Trains the checkpoint's model with AdamW, linear warm-up and cosine decay, gradient clipping and

@@ -203,8 +203,6 @@ BOOST_AUTO_TEST_CASE(bad_input_and_the_wrong_checkpoint_get_clear_errors) {
   sentiment::Config sc;
   sc.num_hiddens = 8;
   sc.ffn_num_hiddens = 8;
-  sc.ngram_buckets = 0;  // the plain classifier, without the main job's extensions
-  sc.nb_max = 0;
   const sentiment::Vocabulary vocabulary({"<pad>", "<unk>", "good"});
   const sentiment::Checkpoint other{sc, vocabulary, std::make_shared<sentiment::SentimentModel>(sc, 3)};
   other.save(dir.path / "sentiment");

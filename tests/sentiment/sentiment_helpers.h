@@ -46,6 +46,7 @@ inline std::vector<Review> synthetic(int64_t n, uint64_t seed) {
 // A small model and data it can learn.
 struct SmallRun {
   Config config;
+  ExtendedConfig extended;  // the extensions' options (extras/extended_config.h), the main job's but these
   std::vector<Review> reviews;
   Vocabulary vocabulary{{"<pad>", "<unk>"}};
   std::vector<Example> examples;
@@ -57,17 +58,23 @@ struct SmallRun {
     config.max_len = max_len;
     config.batch_size = 16;
     config.epochs = 1;
-    config.ngram_buckets = 64;  // the n-gram table too: resuming must restore it exactly as well
-    config.nb_max = 0;          // no NB branch (a test of its own has one)
+    extended.ngram_buckets = 64;  // the n-gram table too: resuming must restore it exactly as well
+    extended.nb_max = 0;          // no NB branch (a test of its own has one)
     std::vector<std::vector<std::string>> tokens;
     for (const Review& r : reviews) tokens.push_back(tokenize(r.text));
     vocabulary = Vocabulary::build(tokens, 100, 1);
     examples = encode(reviews, vocabulary, config.max_len);
   }
+  // config with `extended` in its extensions.
+  Config full() const {
+    Config c = config;
+    extended.store_in(c);
+    return c;
+  }
   Checkpoint make() const {
-    return Checkpoint{
-        config, vocabulary,
-        make_extended_model(config, vocabulary.size(), build_ngram_vocabulary(config, examples))};
+    const Config c = full();
+    return Checkpoint{c, vocabulary,
+                      make_extended_model(c, vocabulary.size(), build_ngram_vocabulary(c, examples))};
   }
 };
 

@@ -151,7 +151,7 @@ BOOST_AUTO_TEST_CASE(a_model_with_ngrams_learns_word_order_and_reports_validatio
   write(dir / "ngrams.json", saved.dump());
   BOOST_TEST(positive_probabilities(*load_extended_checkpoint(dir).model, validation) ==
              positive_probabilities(*checkpoint.model, validation));
-  nlohmann::json old = Config(run.config).to_json();
+  nlohmann::json old = checkpoint.config.to_json();
   old.erase("ngram_buckets");
   old.erase("ngram_max");
   old.erase("ngram_vocabulary");
@@ -207,9 +207,9 @@ BOOST_AUTO_TEST_CASE(nb_ratios_are_the_smoothed_log_count_ratios_of_the_training
 BOOST_AUTO_TEST_CASE(the_nb_branch_moves_only_its_reviews_rows_and_reloads_exactly) {
   Generator g(5);
   SmallRun run(synthetic_reviews(64, g));
-  run.config.nb_max = 2;
-  run.config.nb_rows = 256;
-  run.config.nb_min_reviews = 1;
+  run.extended.nb_max = 2;
+  run.extended.nb_rows = 256;
+  run.extended.nb_min_reviews = 1;
   std::vector<std::vector<std::string>> tokens;
   std::vector<int64_t> labels;
   for (const Review& r : run.reviews) {
@@ -224,9 +224,10 @@ BOOST_AUTO_TEST_CASE(the_nb_branch_moves_only_its_reviews_rows_and_reloads_exact
   BOOST_TEST(!examples[0].bag.rows.empty());
   BOOST_TEST(examples[0].bag.rows.size() == examples[0].bag.weights.size());
   manual_seed(6);
-  Checkpoint checkpoint{run.config, run.vocabulary,
-                        make_extended_model(run.config, run.vocabulary.size(),
-                                            build_ngram_vocabulary(run.config, examples), std::move(nb))};
+  const Config config = run.full();
+  Checkpoint checkpoint{config, run.vocabulary,
+                        make_extended_model(config, run.vocabulary.size(),
+                                            build_ngram_vocabulary(config, examples), std::move(nb))};
   const Tensor& table = nb_branch(*checkpoint.model)->table->weight.data();
   BOOST_TEST(sum(abs(table)).item() == 0.0);  // the branch starts silent
   std::ostringstream progress;
@@ -246,6 +247,11 @@ BOOST_AUTO_TEST_CASE(the_nb_branch_moves_only_its_reviews_rows_and_reloads_exact
   BOOST_TEST(again[3].bag.weights == examples[3].bag.weights);
   BOOST_TEST(positive_probabilities(*reloaded.model, again) ==
              positive_probabilities(*checkpoint.model, examples));
+  // The model without extensions does not take these weights, and says why.
+  expect_error_containing<Error>([&] { Checkpoint::load(dir); },
+                                 "nb_max=2 nb_rows=256, but config.json says max_len=32 num_hiddens=16 "
+                                 "num_heads=2 ffn_num_hiddens=32 num_layers=1 learnable_positions=0 (without "
+                                 "the extensions the weights were saved with");
   fs::remove_all(dir);
   // The branch needs its inputs, and says so.
   Batch batch = make_batch(examples, {0, 1}, run.config.max_len);
@@ -254,11 +260,6 @@ BOOST_AUTO_TEST_CASE(the_nb_branch_moves_only_its_reviews_rows_and_reloads_exact
   expect_error_containing<ShapeError>([&] { (*checkpoint.model)(batch); },
                                       "NbBranch: expects the batch's bag_rows (B, K) int64 and bag_weights "
                                       "(B, K) for 2 reviews, got bag_rows none");
-  // The plain model refuses a configuration that asks for the branch it was not given.
-  expect_error_containing<ValueError>(
-      [&] { SentimentModel(run.config, run.vocabulary.size()); },
-      "SentimentModel: the configuration asks for an n-gram table (ngram_buckets 64) but the model was "
-      "given none");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

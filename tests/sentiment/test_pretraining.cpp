@@ -79,11 +79,11 @@ BOOST_AUTO_TEST_CASE(pretraining_learns_to_fill_in_masked_tokens_and_leaves_the_
   SmallRun run(reviews);
   // Hashed n-grams: a masked token is read mostly through the bigrams with the mask in them, and with no
   // <unk> in this text an n-gram vocabulary gives those no rows.
-  run.config.ngram_vocabulary = false;
-  run.config.pretrain_epochs = 8;
-  run.config.sparse_embeddings = false;  // the tied output layer gives the token table a dense gradient
-  run.config.pretrain_lr = 1e-2;
-  run.config.mask_prob = 0.15;
+  run.extended.ngram_vocabulary = false;
+  run.extended.pretrain_epochs = 8;
+  run.extended.sparse_embeddings = false;  // the tied output layer gives the token table a dense gradient
+  run.extended.pretrain_lr = 1e-2;
+  run.extended.mask_prob = 0.15;
   run.config.dropout = 0;
   manual_seed(4);
   Checkpoint checkpoint = run.make();
@@ -101,7 +101,7 @@ BOOST_AUTO_TEST_CASE(pretraining_learns_to_fill_in_masked_tokens_and_leaves_the_
   BOOST_REQUIRE(after.size() == before.size());
   for (size_t i = 0; i < after.size(); ++i) BOOST_TEST(after[i].first == before[i].first);
   // Nothing to do without pretraining epochs.
-  run.config.pretrain_epochs = 0;
+  run.extended.pretrain_epochs = 0;
   Checkpoint untouched = run.make();
   BOOST_TEST(pretrain(untouched, run.examples, progress).steps == 0);
 }

@@ -67,8 +67,6 @@ BOOST_AUTO_TEST_CASE(perf_is_on_for_the_chosen_steps_alone) {
     });
 
     Config config = small_transformer<Config>(/*width=*/8, /*batch_size=*/4, /*lr=*/1e-3);
-    config.ngram_buckets = 0;
-    config.nb_max = 0;
     config.max_len = 16;
     SentimentModel model(config, /*vocab_size=*/20);
     Optimizers optimizers(model, config);

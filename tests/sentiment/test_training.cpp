@@ -41,10 +41,8 @@ BOOST_AUTO_TEST_CASE(a_short_training_run_learns_and_its_checkpoint_reloads) {
   Config config = small_transformer<Config>(/*width=*/16, /*batch_size=*/16, /*lr=*/5e-3);
   config.max_len = 32;
   config.epochs = 5;  // 40 steps
-  // The configuration this test was written for: no n-gram table (tested on its own below) and dropout
-  // 0.1. Forty steps on 128 reviews are too few for the defaults' 65,536 fresh n-gram rows.
-  config.ngram_buckets = 0;
-  config.nb_max = 0;
+  // The plain classifier (no extensions in the config: the n-gram table is tested on its own below), with
+  // dropout 0.1.
   config.dropout = 0.1;
   Vocabulary vocabulary = Vocabulary::build(tokens, 100, 1);
   const std::vector<Example> examples = encode(reviews, vocabulary, config.max_len);
@@ -156,7 +154,7 @@ BOOST_AUTO_TEST_CASE(sparse_embedding_tables_move_only_the_rows_a_batch_looked_u
   const int64_t zebra = run.vocabulary.id("zebra"), great = run.vocabulary.id("great");
   BOOST_REQUIRE(zebra != Vocabulary::kUnk);
   for (const bool sparse : {true, false}) {
-    run.config.sparse_embeddings = sparse;
+    run.extended.sparse_embeddings = sparse;
     manual_seed(2);
     Checkpoint checkpoint = run.make();
     const Tensor& table = checkpoint.model->encoder->embedding->weight.data();
@@ -169,11 +167,9 @@ BOOST_AUTO_TEST_CASE(sparse_embedding_tables_move_only_the_rows_a_batch_looked_u
     BOOST_TEST((table.select(0, zebra).to_vector() == zebra_before) == sparse, "sparse " << sparse);
   }
   // Pretraining's tied output layer needs a dense token table, and says so.
-  run.config.sparse_embeddings = true;
-  run.config.pretrain_epochs = 1;
-  Checkpoint checkpoint = run.make();
-  std::ostringstream progress;
-  expect_error_containing<ValueError>([&] { pretrain(checkpoint, run.examples, progress); },
+  run.extended.sparse_embeddings = true;
+  run.extended.pretrain_epochs = 1;
+  expect_error_containing<ValueError>([&] { run.make(); },
                                       "sparse_embeddings does not go with pretrain_epochs > 0 (train with "
                                       "--dense-embeddings)");
 }

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "examples/sentiment/extras/extended_config.h"
+
 namespace sentiment {
 
 using namespace minigrad;
@@ -81,7 +83,10 @@ Position restore_training_state(const SafetensorsFile& file, const std::string& 
 }
 
 LongRun::LongRun(SentimentModel& model, const Config& config, const Ranks& ranks, LongRunOptions options)
-    : model_(model), decay_(config.ema_decay), ranks_(ranks), options_(std::move(options)) {}
+    : model_(model),
+      decay_(ExtendedConfig::of(config).ema_decay),
+      ranks_(ranks),
+      options_(std::move(options)) {}
 
 void LongRun::start(Position& at, Optimizers& optimizers) {
   if (decay_ > 0)

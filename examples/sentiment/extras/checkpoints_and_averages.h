@@ -27,8 +27,8 @@ struct LongRunOptions {
   std::string resume_source{};  // names `resume` in errors
 };
 
-// The hooks of a run with config.ema_decay's averages and `options`' checkpoints; pass the same ranks as
-// the training's.
+// The hooks of a run with ema_decay's averages (extended_config.h) and `options`' checkpoints; pass the same
+// ranks as the training's.
 class LongRun : public TrainingHooks {
  public:
   LongRun(SentimentModel& model, const Config& config, const Ranks& ranks, LongRunOptions options);

@@ -24,21 +24,21 @@ std::string fingerprint(const NgramVocabulary& v) {
 
 }  // namespace
 
-NgramTable::NgramTable(const Config& c, NgramVocabulary vocabulary)
-    : max_n_(c.ngram_max),
-      hashed_(!c.ngram_vocabulary),
+NgramTable::NgramTable(const Config& c, const ExtendedConfig& e, NgramVocabulary vocabulary)
+    : max_n_(e.ngram_max),
+      hashed_(!e.ngram_vocabulary),
       scale_(std::sqrt(static_cast<double>(c.num_hiddens))),
-      vocabulary_(c.ngram_vocabulary ? std::move(vocabulary) : NgramVocabulary{}) {
-  if (static_cast<int64_t>(vocabulary_.ngrams().size()) >= c.ngram_buckets) {
+      vocabulary_(e.ngram_vocabulary ? std::move(vocabulary) : NgramVocabulary{}) {
+  if (static_cast<int64_t>(vocabulary_.ngrams().size()) >= e.ngram_buckets) {
     throw ValueError("NgramTable", std::to_string(vocabulary_.ngrams().size()) +
-                                       " n-grams do not fit a table of " + std::to_string(c.ngram_buckets) +
+                                       " n-grams do not fit a table of " + std::to_string(e.ngram_buckets) +
                                        " rows (row 0 is nobody's)");
   }
   table = register_module(
-      "table", std::make_shared<nn::Embedding>(nn::EmbeddingOptions{.num_embeddings = c.ngram_buckets,
+      "table", std::make_shared<nn::Embedding>(nn::EmbeddingOptions{.num_embeddings = e.ngram_buckets,
                                                                     .embedding_dim = c.num_hiddens,
                                                                     .padding_idx = 0,
-                                                                    .sparse = c.sparse_embeddings}));
+                                                                    .sparse = e.sparse_embeddings}));
   const Tensor& weight = table->weight.data();
   weight.copy_(Tensor::normal(weight.shape(), 0, c.embedding_std));
   weight.select(0, 0).zero_();
@@ -48,6 +48,11 @@ Variable NgramTable::forward(const Tensor& tokens, const Tensor& lengths) const 
   const Tensor rows = hashed_ ? ngram_rows(tokens, lengths, table->options.num_embeddings, max_n_)
                               : vocabulary_.rows(tokens, lengths, max_n_);  // (B, T, n-1)
   return sum((*table)(rows), {2}) * scale_;                                 // (B, T, n-1, d) -> (B, T, d)
+}
+
+std::string NgramTable::architecture() const {
+  return " ngram_buckets=" + std::to_string(table->options.num_embeddings) +
+         " ngram_max=" + std::to_string(max_n_) + (hashed_ ? "" : " ngram_vocabulary=1");
 }
 
 void NgramTable::save_beside(const Vocabulary& vocabulary, std::map<std::string, std::string>& metadata,
@@ -61,19 +66,23 @@ void NgramTable::save_beside(const Vocabulary& vocabulary, std::map<std::string,
   }
 }
 
-NbBranch::NbBranch(const Config& c, NbFeatures features)
-    : max_n_(c.nb_max), lr_scale_(c.nb_lr > 0 ? c.nb_lr / c.lr : 1.0) {
+NbBranch::NbBranch(const Config& c, const ExtendedConfig& e, NbFeatures features)
+    : max_n_(e.nb_max), lr_scale_(e.nb_lr > 0 ? e.nb_lr / c.lr : 1.0) {
   // Always row-sparse: a review has a few hundred of its million rows.
   table = register_module(
       "table", std::make_shared<nn::Embedding>(nn::EmbeddingOptions{
-                   .num_embeddings = c.nb_rows, .embedding_dim = 2, .padding_idx = 0, .sparse = true}));
+                   .num_embeddings = e.nb_rows, .embedding_dim = 2, .padding_idx = 0, .sparse = true}));
   table->weight.data().zero_();  // the branch starts silent: the logits are the encoder's
   const bool given = !features.empty();
-  if (given && (features.keys().numel() != c.nb_rows || features.max_n() != c.nb_max))
+  if (given && (features.keys().numel() != e.nb_rows || features.max_n() != e.nb_max))
     throw ValueError("NbBranch", "the NB features do not have nb_rows rows of n-grams up to nb_max");
-  keys_ = register_buffer("keys", given ? features.keys() : Tensor::zeros({c.nb_rows}, DType::Int64));
-  ratios_ = register_buffer("ratios", given ? features.ratios() : Tensor::zeros({c.nb_rows}, DType::Float32));
+  keys_ = register_buffer("keys", given ? features.keys() : Tensor::zeros({e.nb_rows}, DType::Int64));
+  ratios_ = register_buffer("ratios", given ? features.ratios() : Tensor::zeros({e.nb_rows}, DType::Float32));
   features_ = std::move(features);
+}
+
+std::string NbBranch::architecture() const {
+  return " nb_max=" + std::to_string(max_n_) + " nb_rows=" + std::to_string(table->options.num_embeddings);
 }
 
 void NbBranch::weights_loaded() {
@@ -98,19 +107,29 @@ Variable NbBranch::forward(const Batch& batch) const {
 
 std::shared_ptr<SentimentModel> make_extended_model(const Config& config, int64_t vocab_size,
                                                     NgramVocabulary ngrams, NbFeatures nb) {
+  const ExtendedConfig e = ExtendedConfig::of(config);
   Extensions extensions;
-  if (config.ngram_buckets > 0)
-    extensions.token_features = [&] { return std::make_shared<NgramTable>(config, std::move(ngrams)); };
-  if (config.nb_max > 0)
-    extensions.review_logits = [&] { return std::make_shared<NbBranch>(config, std::move(nb)); };
-  return std::make_shared<SentimentModel>(config, vocab_size, extensions);
+  if (e.ngram_buckets > 0)
+    extensions.token_features = [&] { return std::make_shared<NgramTable>(config, e, std::move(ngrams)); };
+  if (e.nb_max > 0)
+    extensions.review_logits = [&] { return std::make_shared<NbBranch>(config, e, std::move(nb)); };
+  auto model = std::make_shared<SentimentModel>(config, vocab_size, extensions);
+  model->encoder->embedding->options.sparse = e.sparse_embeddings;
+  return model;
 }
 
 std::shared_ptr<SentimentModel> build_extended_model(const Config& config, const Vocabulary& vocabulary,
                                                      const std::filesystem::path& dir,
                                                      const SafetensorsFile& weights) {
+  const ExtendedConfig e = [&] {
+    try {
+      return ExtendedConfig::of(config);
+    } catch (const Error& error) {
+      throw Error("checkpoint", (dir / "config.json").string() + ": " + error.detail());
+    }
+  }();
   NgramVocabulary ngrams;
-  if (config.ngram_buckets > 0 && config.ngram_vocabulary) {
+  if (e.ngram_buckets > 0 && e.ngram_vocabulary) {
     const std::string source = (dir / "ngrams.json").string();
     ngrams = NgramVocabulary::from_json(examples::parse_json(dir / "ngrams.json"), vocabulary, source);
     const auto recorded = weights.metadata.find("ngrams");

@@ -18,6 +18,7 @@
 
 #include "examples/common/config_flags.h"
 #include "examples/sentiment/extras/commands.h"
+#include "examples/sentiment/extras/extended_config.h"
 
 using namespace sentiment;
 using namespace minigrad;
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
           "Where to save the checkpoint (a folder; one holding a model is replaced only with --overwrite)")
       ->capture_default_str();
   examples::add_config_flags(train, config, kConfigFields);  // every field of Config (config.h)
+  ExtendedConfig extended;
+  examples::add_config_flags(train, extended, kExtendedFields);  // and of ExtendedConfig (extended_config.h)
   train->add_option("--plot", args.plot,
                     "PNG of the per-epoch loss and accuracy (default: <out>-training.png)");
   train->add_flag("--no-eval", no_eval, "Skip the evaluation on the test split");
@@ -115,6 +118,7 @@ int main(int argc, char** argv) {
       if (config.num_hiddens % config.num_heads != 0)
         throw CLI::ValidationError("--heads", "must divide --hiddens");
       args.evaluate_test = !no_eval;
+      extended.store_in(config);
       return run_train(config, args, parallel);
     }
     if (*eval) return run_eval(model_dirs, data, tsv_files, held_out);

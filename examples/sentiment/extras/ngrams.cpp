@@ -5,6 +5,8 @@
 #include <cstring>
 #include <functional>
 
+#include "examples/sentiment/extras/extended_config.h"
+
 namespace sentiment {
 
 using namespace minigrad;
@@ -163,11 +165,12 @@ NgramVocabulary NgramVocabulary::from_json(const json& j, const Vocabulary& voca
 }
 
 NgramVocabulary build_ngram_vocabulary(const Config& config, const std::vector<Example>& examples) {
-  if (config.ngram_buckets == 0 || !config.ngram_vocabulary) return {};
+  const ExtendedConfig e = ExtendedConfig::of(config);
+  if (e.ngram_buckets == 0 || !e.ngram_vocabulary) return {};
   std::vector<std::span<const int64_t>> documents;
   documents.reserve(examples.size());
   for (const Example& e : examples) documents.emplace_back(e.ids);
-  return NgramVocabulary::build(documents, config.ngram_max, config.ngram_buckets);
+  return NgramVocabulary::build(documents, e.ngram_max, e.ngram_buckets);
 }
 
 }  // namespace sentiment

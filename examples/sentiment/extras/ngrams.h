@@ -65,8 +65,9 @@ class NgramVocabulary {
   std::unordered_map<std::string, int64_t, BytesHash, std::equal_to<>> row_of_;  // ids' bytes -> row
 };
 
-// The n-grams that get rows of their own when config.ngram_vocabulary is set, counted in the training
-// examples alone (as the words are, after truncation); empty when the model hashes its n-grams or has none.
+// The n-grams that get rows of their own when ngram_vocabulary is set (extended_config.h), counted in the
+// training examples alone (as the words are, after truncation); empty when the model hashes its n-grams or
+// has none.
 NgramVocabulary build_ngram_vocabulary(const Config& config, const std::vector<Example>& examples);
 
 }  // namespace sentiment

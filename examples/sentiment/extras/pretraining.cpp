@@ -10,6 +10,7 @@
 #include "examples/common/progress.h"
 #include "examples/common/schedule.h"
 #include "examples/sentiment/evaluation.h"
+#include "examples/sentiment/extras/extended_config.h"
 #include "examples/sentiment/optimizer_step.h"
 
 namespace sentiment {
@@ -50,11 +51,26 @@ MaskedTokens mask_tokens(const Tensor& tokens, const Tensor& lengths, double p, 
   return out;
 }
 
+Tensor drop_tokens(const Tensor& tokens, const Tensor& lengths, double p, Generator& generator) {
+  check_tokens("drop_tokens", tokens, lengths);
+  if (!(p >= 0 && p < 1)) throw ValueError("drop_tokens", "p must be in [0, 1), got " + std::to_string(p));
+  Tensor out = tokens.clone();  // contiguous
+  const int64_t b = out.shape()[0], t = out.shape()[1];
+  int64_t* id = out.data_ptr<int64_t>();
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t length = std::clamp<int64_t>(static_cast<int64_t>(lengths.at({i})), 0, t);
+    for (int64_t j = 0; j < length; ++j)
+      if (generator.next_double() < p) id[i * t + j] = Vocabulary::kUnk;
+  }
+  return out;
+}
+
 PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& examples, std::ostream& out,
                         const TrainOptions& options) {
   const Config& c = checkpoint.config;
+  const ExtendedConfig e = ExtendedConfig::of(c);
   PretrainingLog log;
-  if (c.pretrain_epochs == 0) return log;
+  if (e.pretrain_epochs == 0) return log;
   c.check("pretrain");
   if (examples.empty()) throw ValueError("pretrain", "no examples to pretrain on");
   const Ranks& ranks = options.ranks;
@@ -65,17 +81,17 @@ PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& exam
   Variable bias(Tensor::zeros({vocab_size}, table.dtype()), true);
   std::vector<std::pair<std::string, Variable>> parameters = model.named_parameters();
   parameters.emplace_back("mlm_bias", bias);
-  optim::AdamW optimizer(parameters, {.lr = c.pretrain_lr, .weight_decay = c.weight_decay});
+  optim::AdamW optimizer(parameters, {.lr = e.pretrain_lr, .weight_decay = c.weight_decay});
   Generator order_generator(c.seed + 2);  // its own batch order, the same on every rank
   const int64_t steps_per_epoch = (static_cast<int64_t>(examples.size()) + c.batch_size - 1) / c.batch_size;
-  int64_t total = steps_per_epoch * c.pretrain_epochs;
+  int64_t total = steps_per_epoch * e.pretrain_epochs;
   if (options.max_steps > 0) total = std::min(total, options.max_steps);
-  const optim::WarmupCosine schedule = examples::warmup_cosine(c.pretrain_lr, c.warmup, total);
+  const optim::WarmupCosine schedule = examples::warmup_cosine(e.pretrain_lr, c.warmup, total);
   examples::Progress progress(out, options.interactive, total);
   int64_t step = 0;
   double tokens = 0;
   model.train();
-  for (int64_t epoch = 1; epoch <= c.pretrain_epochs && step < total; ++epoch) {
+  for (int64_t epoch = 1; epoch <= e.pretrain_epochs && step < total; ++epoch) {
     // Over the epoch, all ranks: loss · predictions, correct, predictions.
     std::array<double, 3> sums = {0, 0, 0};
     const std::vector<std::vector<size_t>> batches =
@@ -88,7 +104,7 @@ PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& exam
       if (!mine.empty()) {
         const Batch batch = make_batch(examples, mine, c.max_len);
         const MaskedTokens masked =
-            mask_tokens(batch.tokens, batch.lengths, c.mask_prob, vocab_size, default_generator());
+            mask_tokens(batch.tokens, batch.lengths, e.mask_prob, vocab_size, default_generator());
         const Variable h = model.encode(masked.inputs, batch.lengths);  // (B, T, d)
         // The chosen positions' outputs (M, d), gathered as rows of a table, then scored against every
         // token's embedding: (M, d) · (V, d)ᵀ + (V) -> (M, V).
@@ -111,7 +127,7 @@ PretrainingLog pretrain(Checkpoint& checkpoint, const std::vector<Example>& exam
       tokens += stats[3];
       char text[120];
       std::snprintf(text, sizeof text, "pretraining %lld/%lld  loss %.4f  acc %.4f",
-                    static_cast<long long>(epoch), static_cast<long long>(c.pretrain_epochs),
+                    static_cast<long long>(epoch), static_cast<long long>(e.pretrain_epochs),
                     sums[0] / sums[2], sums[1] / sums[2]);
       progress.update(step, text, tokens);
     }

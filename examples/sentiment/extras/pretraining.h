@@ -1,5 +1,5 @@
 // Masked-token pretraining of the classifier's encoder, before it is trained on the labels (off by
-// default: docs/history/sentiment.md).
+// default: docs/history/sentiment.md); and token dropout, the other change of a batch's tokens.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,11 @@ struct MaskedTokens {
 MaskedTokens mask_tokens(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths, double p,
                          int64_t vocab_size, minigrad::Generator& generator);
 
+// Token dropout: each valid token of the batch (not the padding) becomes <unk> with probability p, drawn
+// from `generator`. Returns new tokens; the batch's are left as they are.
+minigrad::Tensor drop_tokens(const minigrad::Tensor& tokens, const minigrad::Tensor& lengths, double p,
+                             minigrad::Generator& generator);
+
 struct PretrainingLog {
   double seconds = 0;
   int64_t steps = 0;
@@ -32,8 +37,8 @@ struct PretrainingLog {
   std::vector<double> epoch_accuracy;  // share of them predicted right
 };
 
-// config.pretrain_epochs of masked-token pretraining of the checkpoint's model on the examples' text
-// (their labels are not used): AdamW at config.pretrain_lr with warm-up and cosine decay, clipping,
+// pretrain_epochs (extended_config.h) of masked-token pretraining of the checkpoint's model on the
+// examples' text (their labels are not used): AdamW at pretrain_lr with warm-up and cosine decay, clipping,
 // dropout. The predictions come from the encoder's output times the token embedding's table (tied
 // weights, as BERT) plus a bias that is dropped afterwards, so the model keeps its shape. Uses
 // options.interactive, max_steps and ranks; it keeps no checkpoints (--resume continues the

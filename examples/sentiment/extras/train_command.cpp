@@ -185,10 +185,11 @@ TrainingData encode_reviews(const Config& config, const TrainArgs& args, const R
                                       std::to_string(data.vocabulary.size()) + " built from " + args.data +
                                       ")");
   }
-  if (config.nb_max > 0 && !resumed) {
+  const ExtendedConfig e = ExtendedConfig::of(config);
+  if (e.nb_max > 0 && !resumed) {
     std::vector<int64_t> labels;
     for (const Review& r : reviews.training) labels.push_back(r.label);
-    data.nb = NbFeatures::build(tokenized, labels, config.nb_max, config.nb_rows, config.nb_min_reviews);
+    data.nb = NbFeatures::build(tokenized, labels, e.nb_max, e.nb_rows, e.nb_min_reviews);
   }
   const NbBranch* saved_nb = resumed ? nb_branch(*resumed->model) : nullptr;
   const NbFeatures* nb = saved_nb ? &saved_nb->features() : (data.nb.empty() ? nullptr : &data.nb);
@@ -261,6 +262,7 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
   // overwrite a model, after an hour of training for a reason it could have seen at the start. Only
   // rank 0 writes the checkpoint.
   config.check("train");
+  const ExtendedConfig extended = ExtendedConfig::of(config);
   std::optional<FolderLock> lock;
   if (root) claim_output(config, args, lock);
   std::optional<Resumed> resumed = load_resumed(config, args);
@@ -299,9 +301,14 @@ int run_train(const Config& config, const TrainArgs& args, const Parallel& paral
       .max_steps = args.max_steps,
       .ranks = ranks,
       .validation = data.validation.empty() ? nullptr : &data.validation,
-      .hooks = args.perf_control.empty() ? static_cast<TrainingHooks*>(&long_run) : &profiled};
+      .hooks = args.perf_control.empty() ? static_cast<TrainingHooks*>(&long_run) : &profiled,
+      .augment = extended.token_dropout == 0 ? std::function<void(Batch&)>{}
+                                             : [p = extended.token_dropout](Batch& b) {
+                                                 b.tokens =
+                                                     drop_tokens(b.tokens, b.lengths, p, default_generator());
+                                               }};
   // A resumed run's weights were pretrained already: it continues the classifier's training.
-  if (config.pretrain_epochs > 0 && !resumed) {
+  if (extended.pretrain_epochs > 0 && !resumed) {
     const PretrainingLog pretraining = pretrain(checkpoint, data.examples, out, options);
     out << "pretrained " << pretraining.steps << " steps in " << std::fixed << std::setprecision(1)
         << pretraining.seconds << " s\n"
