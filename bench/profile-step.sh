@@ -3,7 +3,8 @@
 # step bench/train-step.sh times) run under `perf record` (the cpu-clock software event, which needs no
 # hardware counters), its samples put into categories by the function they fell in:
 #
-#   matmul       OpenBLAS (the products and their packing) and minigrad's gemm wrappers
+#   matmul       OpenBLAS (the products and their packing), minigrad's gemm wrappers and its thin-product
+#                kernel (tensor/thin_gemm.cpp: thin_product, block)
 #   attention    the fused attention kernels, softmax and masks
 #   layer norm   layer_norm_forward / layer_norm_backward
 #   elementwise  the maps (add, mul, relu, its backward, ...) and reductions (bias gradients, the loss)
@@ -80,7 +81,8 @@ categorize() {
     function category(dso, sym) {
       if (sym ~ /Generator|Tensor::normal|Tensor::uniform|__cos|__sin|__ieee754_log|_dl_|do_lookup/ ||
           dso ~ /ld-linux/) return "setup"
-      if (dso ~ /openblas/ || sym ~ /minigrad::gemm|minigrad::matmul/) return "matmul"
+      if (dso ~ /openblas/ || sym ~ /minigrad::gemm|minigrad::matmul|thin_product|::block<(float|double),/)
+        return "matmul"
       if (sym ~ /attention|softmax|masked_fill|causal/) return "attention"
       if (sym ~ /layer_norm/) return "layer norm"
       if (sym ~ /dropout/) return "dropout"

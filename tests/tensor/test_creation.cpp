@@ -17,6 +17,22 @@ BOOST_AUTO_TEST_CASE(zeros_ones_full_have_shape_dtype_and_values) {
   expect_equal(Tensor::full({2}, 1, DType::Bool), {1, 1});
 }
 
+BOOST_AUTO_TEST_CASE(a_freed_large_buffer_serves_a_smaller_request) {
+  // The sentiment model's attention weights are (batch, T, T) for a T that changes at every step: the
+  // buffer freed at one step must serve the next step's smaller one, whose pages it has mapped already,
+  // or every step faults in and zeroes fresh pages (tensor/storage.cpp's BufferCache).
+  const float* freed = nullptr;
+  {
+    const Tensor big = Tensor::empty({96, 1024, 1024});  // 384 MB: larger than anything else this test leaves
+    freed = big.data_ptr<float>();
+  }
+  const Tensor smaller = Tensor::empty({40, 1024, 1024});  // 160 MB, less than half of it
+  BOOST_TEST(smaller.data_ptr<float>() == freed);
+  // Two buffers alive at once never share.
+  const Tensor other = Tensor::empty({40, 1024, 1024});
+  BOOST_TEST(other.data_ptr<float>() != smaller.data_ptr<float>());
+}
+
 BOOST_AUTO_TEST_CASE(arange_counts_like_numpy) {
   expect_equal(Tensor::arange(0, 5, 1, DType::Float32), {0, 1, 2, 3, 4});
   expect_equal(Tensor::arange(1, 2, 0.25, DType::Float64), {1, 1.25, 1.5, 1.75});
