@@ -234,8 +234,8 @@ void run_products_alone(const std::string& name, const Config& c) {
   Tensor o = Tensor::empty({N, d}), dq = Tensor::empty({N, d}), dk = Tensor::empty({N, d}),
          dv = Tensor::empty({N, d}), weights = Tensor::empty({B * h, T, T});
   const float scale = 1.0f / std::sqrt(float(head));
-  // the fused attention's blocks of queries (tensor/attention.cpp, rows_per_block)
-  const int64_t block = std::clamp<int64_t>(128 * 1024 / (T * int64_t(sizeof(float))), 1, T);
+  // the fused attention's blocks of queries
+  const int64_t block = attention_rows_per_block(T, T, sizeof(float));
 
   // y (N, out) = x (N, in)·Wᵀ + y (the bias already there: here zeros, growing by x·Wᵀ each call); dx = dy·W;
   // dW = dyᵀ·x

@@ -1,5 +1,7 @@
 #include "minigrad/tensor/attention.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -57,9 +59,6 @@ namespace {
 
 constexpr const char* kOp = "scaled_dot_product_attention";
 
-// Query rows per block: a block of scores (rows × n_k) of at most this many bytes stays in L2.
-constexpr int64_t kBlockBytes = 128 * 1024;
-
 // The shapes of one call, checked: G groups (the leading dimensions, B of them for the mask) of n_q
 // queries and n_k keys, d wide, values d_v wide.
 struct Sizes {
@@ -101,10 +100,22 @@ Shape with_last_two(Shape shape, int64_t rows, int64_t cols) {
   return shape;
 }
 
-int64_t rows_per_block(int64_t n_q, int64_t n_k, size_t element_size) {
-  return std::clamp<int64_t>(kBlockBytes / std::max<int64_t>(1, n_k * static_cast<int64_t>(element_size)), 1,
+}  // namespace
+
+int64_t attention_rows_per_block(int64_t n_q, int64_t n_k, size_t element_size) {
+  // Half the L2 cache (256 KB where the system does not say), within [128 KB, 1 MB].
+  static const int64_t block_bytes = [] {
+    long l2 = 0;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    return l2 > 0 ? std::clamp<int64_t>(l2 / 2, int64_t{128} << 10, int64_t{1} << 20) : int64_t{256} << 10;
+  }();
+  return std::clamp<int64_t>(block_bytes / std::max<int64_t>(1, n_k * static_cast<int64_t>(element_size)), 1,
                              std::max<int64_t>(n_q, 1));
 }
+
+namespace {
 
 // An operand as BLAS reads (or writes) it: group g's matrix starts at base + offset(g), its rows row_stride
 // apart, each row contiguous. Multi-head attention's queries, keys and values are (B, h, n, head) views of
@@ -216,7 +227,7 @@ AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tenso
     const Matrices<const T> Q(q), K(k), V(v);
     const Matrices<T> O(result.output);
     T* W = result.weights.data_ptr<T>();
-    const int64_t block = rows_per_block(s.n_q, s.n_k, sizeof(T));
+    const int64_t block = attention_rows_per_block(s.n_q, s.n_k, sizeof(T));
     parallel_for(s.groups, s.n_q * s.n_k * (s.d + s.d_v), [&](int64_t begin, int64_t end) {
       std::vector<T> dropped(dropout > 0 ? block * s.n_k : 0);  // this block's weights after dropout
       for (int64_t g = begin; g < end; ++g) {
@@ -297,7 +308,7 @@ AttentionGradients attention_backward(const Tensor& grad_output, const Tensor& q
     const std::optional<Matrices<T>> dQ = needs[0] ? std::optional(Matrices<T>(grads.q)) : std::nullopt;
     const std::optional<Matrices<T>> dK = needs[1] ? std::optional(Matrices<T>(grads.k)) : std::nullopt;
     const std::optional<Matrices<T>> dV = needs[2] ? std::optional(Matrices<T>(grads.v)) : std::nullopt;
-    const int64_t block = rows_per_block(s.n_q, s.n_k, sizeof(T));
+    const int64_t block = attention_rows_per_block(s.n_q, s.n_k, sizeof(T));
     parallel_for(s.groups, 2 * s.n_q * s.n_k * (s.d + s.d_v), [&](int64_t begin, int64_t end) {
       // This block's dropout factors, generated once for both their uses (Pd and dP), and Pd.
       std::vector<T> factors(dropout > 0 ? block * s.n_k : 0);

@@ -11,12 +11,12 @@
 //   Pd = dropout(P)          (a scratch block) dS  = P ⊙ (dP - rowsum(dP ⊙ P))
 //   O  = Pd·V                                  dQ  = scale · dS·K,  dK += scale · dSᵀ·Q
 //
-// The n_q × n_k scores are worked on one block of query rows at a time, sized to stay in the L2 cache;
-// each block holds whole rows of keys, so the softmax needs no running (online) maximum. The masks are
-// applied from their descriptions (lengths, a key padding row, causality), never built as a tensor, and
-// the dropout mask is regenerated from its seed (DropoutMask), never stored: the backward makes a block's
-// factors once and uses them twice, for Pd and dP (regenerating the mask had been the largest part of
-// attention's own time). The weights themselves are kept for the backward: making them again there
+// The n_q × n_k scores are worked on one block of query rows at a time, sized to stay in the L2 cache
+// (attention_rows_per_block); each block holds whole rows of keys, so the softmax needs no running (online)
+// maximum. The masks are applied from their descriptions (lengths, a key padding row, causality), never built
+// as a tensor, and the dropout mask is regenerated from its seed (DropoutMask), never stored: the backward
+// makes a block's factors once and uses them twice, for Pd and dP (regenerating the mask had been the largest
+// part of attention's own time). The weights themselves are kept for the backward: making them again there
 // instead (the product Q·Kᵀ, the mask and the softmax run a second time), as FlashAttention does, costs
 // more than reading them back when the heads are narrow (32 wide on bench/train-step.sh's S, 128 MB of
 // weights a step): the product is shallow, and the exponentials are computed twice (measured:
@@ -55,6 +55,11 @@ struct AttentionForward {
 // Dropout with probability `dropout` (0 for none) on the weights, its mask given by `seed`.
 AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tensor& v,
                                    const AttentionMask& mask, double scale, double dropout, uint64_t seed);
+
+// Query rows per block: a block of scores (rows × n_k) of at most half the L2 cache, so that it stays there
+// beside the keys and values its products read. The larger the block, the fewer and larger its products:
+// BLAS packs the keys and values again for every block (docs/performance.md, "Attention's blocks").
+int64_t attention_rows_per_block(int64_t n_q, int64_t n_k, size_t element_size);
 
 struct AttentionGradients {
   Tensor q, k, v;  // undefined where not asked for

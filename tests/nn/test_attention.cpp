@@ -183,9 +183,11 @@ KernelRun run_kernel(AttentionKernel kernel, const Tensor& q, const Tensor& k, c
 }
 
 BOOST_AUTO_TEST_CASE(fused_and_composed_kernels_agree_for_every_mask_kind) {
-  // Sizes that make the fused kernel work in several blocks of query rows (n_k 300: 54 rows of float64
-  // scores per 128 KB block), with n_q != n_k, 2 heads, and many groups for the threads to share.
-  const int64_t B = 3, h = 2, n_q = 70, n_k = 300, d = 8, d_v = 5;
+  // Sizes that make the fused kernel work in several blocks of query rows, whatever the L2 cache (a block is
+  // at most 1 MB: 238 rows of 1,100 float32 scores), with n_q != n_k, 2 heads, and many groups for the
+  // threads to share.
+  const int64_t B = 3, h = 2, n_q = 300, n_k = 1100, d = 8, d_v = 5;
+  BOOST_REQUIRE(attention_rows_per_block(n_q, n_k, sizeof(float)) < n_q);
   std::vector<int64_t> per_query(B * n_q);
   for (int64_t i = 0; i < B * n_q; ++i) per_query[i] = (i * 37) % (n_k + 1);  // 0 included: fully masked rows
   std::vector<double> padding(B * n_k);
