@@ -33,9 +33,8 @@ int64_t total_steps(const std::vector<Example>& examples, const Config& c, const
 
 // The forward and backward pass of one step, on this rank's share of `batch` (all of it in a world of
 // one): the batch (changed by options.augment), the logits, the loss with label smoothing, its gradients.
-// Returns the share's loss ·
-// examples, correct predictions, examples and tokens: zeros for an empty share, whose rank only joins the
-// sums.
+// Returns the share's loss · examples, correct predictions, examples and tokens: zeros for an empty share,
+// whose rank only joins the sums.
 std::array<double, 4> forward_backward(SentimentModel& model, const std::vector<Example>& examples,
                                        const std::vector<size_t>& batch, const Config& c,
                                        const TrainOptions& options) {
