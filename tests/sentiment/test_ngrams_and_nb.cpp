@@ -160,6 +160,12 @@ BOOST_AUTO_TEST_CASE(a_model_with_ngrams_learns_word_order_and_reports_validatio
   write(dir / "config.json", old.dump());
   expect_error_containing<Error>([&] { load_extended_checkpoint(dir); },
                                  "ngram_buckets=64 ngram_max=2 ngram_vocabulary=1, but config.json says");
+  // An extension's option out of its range is refused, naming the file.
+  nlohmann::json wrong = checkpoint.config.to_json();
+  wrong["ngram_max"] = 9;
+  write(dir / "config.json", wrong.dump());
+  expect_error_containing<Error>([&] { load_extended_checkpoint(dir); },
+                                 "config.json: ngram_max is 9, outside [2, 5]");
   fs::remove_all(dir);
 }
 
