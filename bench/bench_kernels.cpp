@@ -1,7 +1,8 @@
 // minigrad-bench: how fast minigrad's kernels are, measured against a reference in the same run.
 //
 //   matmul       GFLOP/s of minigrad::matmul vs a raw cblas_sgemm call, square float32, 64..1024, and the
-//                tall, thin products of a Transformer training step
+//                tall, thin products of a Transformer training step; minigrad's own kernel vs one
+//                single-threaded cblas_sgemm on attention's products for a block of queries
 //   bandwidth    GB/s of softmax, layer norm and add on 1M+ float32 elements vs a plain memcpy
 //   autograd     ns per tiny op to record it and back-propagate through it, vs the same ops without a graph
 //   conv         GFLOP/s of conv1d's and conv2d's forward, and forward with backward, vs one cblas_sgemm of
@@ -17,11 +18,13 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "bench/timing.h"
 #include "minigrad/minigrad.h"
+#include "minigrad/tensor/thin_gemm.h"
 
 using namespace minigrad;
 
@@ -39,6 +42,15 @@ std::pair<double, double> interleaved(const std::function<void()>& a, const std:
     tb.push_back(seconds_per_call(b, batch_seconds, 1));
   }
   return {median(ta), median(tb)};
+}
+
+// A product's operands as stored, drawn from N(0, 1): A (m, k), or (k, m) read transposed; B (k, n), or
+// (n, k) read transposed.
+std::pair<Tensor, Tensor> stored_operands(int64_t m, int64_t n, int64_t k, bool transpose_a,
+                                          bool transpose_b) {
+  Generator g(1);
+  return {Tensor::normal(transpose_a ? Shape{k, m} : Shape{m, k}, 0, 1, DType::Float32, &g),
+          Tensor::normal(transpose_b ? Shape{n, k} : Shape{k, n}, 0, 1, DType::Float32, &g)};
 }
 
 void bench_matmul(double batch_seconds, int rounds) {
@@ -83,12 +95,7 @@ void bench_step_products(double batch_seconds, int rounds) {
       {"dY^T X  (4096x512)^T by 4096x128", 512, 128, 4096, true, false},
   };
   for (const Product& p : products) {
-    Generator g(1);
-    // As stored: A (m, k), or (k, m) read transposed; B (k, n), or (n, k) read transposed.
-    const Tensor a =
-        Tensor::normal(p.transpose_a ? Shape{p.k, p.m} : Shape{p.m, p.k}, 0, 1, DType::Float32, &g);
-    const Tensor b =
-        Tensor::normal(p.transpose_b ? Shape{p.n, p.k} : Shape{p.k, p.n}, 0, 1, DType::Float32, &g);
+    const auto [a, b] = stored_operands(p.m, p.n, p.k, p.transpose_a, p.transpose_b);
     const Tensor op_a = p.transpose_a ? a.t() : a, op_b = p.transpose_b ? b.t() : b;
     std::vector<float> c(static_cast<size_t>(p.m * p.n));
     const auto [t_minigrad, t_blas] =
@@ -104,6 +111,59 @@ void bench_step_products(double batch_seconds, int rounds) {
     std::printf("%-34s %16.1f %16.1f %10.3f\n", p.name, flops / t_minigrad / 1e9, flops / t_blas / 1e9,
                 t_blas / t_minigrad);
   }
+}
+
+// The products of attention's blocks of queries (tensor/attention.cpp; one head of 64 dimensions, as the
+// main job's model, over T keys), on the calling thread: minigrad's own kernel (tensor/thin_gemm.h) called
+// directly, whether gemm() gives it the product or not, against one single-threaded cblas_sgemm call.
+// The backward's dO·Vᵀ has Q·Kᵀ's shape, dS·K P·V's and dSᵀ·Q Pᵀ·dO's.
+void bench_attention_products(double batch_seconds, int rounds) {
+  std::printf(
+      "\nmatmul, float32, attention's products for one block of queries, one thread (GFLOP/s = 2mnk / "
+      "time)\n");
+  std::printf("%-34s %16s %16s %10s\n", "product", "own kernel GFLOP/s", "cblas GFLOP/s", "ratio");
+  const int blas_threads = openblas_get_num_threads();
+  openblas_set_num_threads(1);
+  for (const int64_t t : {256, 512, 1024}) {
+    const int64_t rows = attention_rows_per_block(t, t, sizeof(float)), d = 64;
+    struct Product {
+      std::string name;
+      int64_t m, n, k;
+      bool transpose_a, transpose_b;  // op(A) is m x k, op(B) k x n
+      float beta;
+    };
+    const Product products[] = {
+        {"Q K^T   " + std::to_string(rows) + "x64 by (" + std::to_string(t) + "x64)^T", rows, t, d, false,
+         true, 0},
+        {"P V     " + std::to_string(rows) + "x" + std::to_string(t) + " by " + std::to_string(t) + "x64",
+         rows, d, t, false, false, 0},
+        {"P^T dO  (" + std::to_string(rows) + "x" + std::to_string(t) + ")^T by " + std::to_string(rows) +
+             "x64",
+         t, d, rows, true, false, 1},
+    };
+    for (const Product& p : products) {
+      const auto [a, b] = stored_operands(p.m, p.n, p.k, p.transpose_a, p.transpose_b);
+      std::vector<float> c(static_cast<size_t>(p.m * p.n));
+      const float* pa = a.data_ptr<const float>();
+      const float* pb = b.data_ptr<const float>();
+      const int64_t lda = a.shape()[1], ldb = b.shape()[1];
+      const auto [t_own, t_blas] = interleaved(
+          [&] {
+            thin_gemm(p.transpose_a, p.transpose_b, p.m, p.n, p.k, 1.0f, pa, lda, pb, ldb, p.beta, c.data(),
+                      p.n);
+          },
+          [&] {
+            cblas_sgemm(CblasRowMajor, p.transpose_a ? CblasTrans : CblasNoTrans,
+                        p.transpose_b ? CblasTrans : CblasNoTrans, p.m, p.n, p.k, 1.0f, pa, lda, pb, ldb,
+                        p.beta, c.data(), p.n);
+          },
+          batch_seconds, rounds);
+      const double flops = 2.0 * p.m * p.n * p.k;
+      std::printf("%-34s %16.1f %16.1f %10.3f\n", p.name.c_str(), flops / t_own / 1e9, flops / t_blas / 1e9,
+                  t_blas / t_own);
+    }
+  }
+  openblas_set_num_threads(blas_threads);
 }
 
 void bench_bandwidth(double batch_seconds, int rounds) {
@@ -361,6 +421,7 @@ int main(int argc, char** argv) {
   if (all || matmul_only) {
     bench_matmul(batch_seconds, rounds);
     bench_step_products(batch_seconds, rounds);
+    bench_attention_products(batch_seconds, rounds);
   }
   if (all || bandwidth_only) bench_bandwidth(batch_seconds, rounds);
   if (all || autograd_only) bench_autograd(batch_seconds, rounds);

@@ -21,7 +21,8 @@
 // more than reading them back when the heads are narrow (32 wide on bench/train-step.sh's S, 128 MB of
 // weights a step): the product is shallow, and the exponentials are computed twice (measured:
 // docs/history/performance.md, "Attention that makes its weights again").
-// Groups run in parallel, one thread each, with single-threaded BLAS calls inside.
+// Groups run in parallel, one thread each, with single-threaded products inside (gemm(), which gives
+// most of these to minigrad's own kernel, tensor/thin_gemm.h, on a CPU with AVX-512).
 #pragma once
 
 #include "minigrad/tensor/tensor.h"
@@ -58,7 +59,7 @@ AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tenso
 
 // Query rows per block: a block of scores (rows × n_k) of at most half the L2 cache, so that it stays there
 // beside the keys and values its products read. The larger the block, the fewer and larger its products:
-// BLAS packs the keys and values again for every block (docs/performance.md, "Attention's blocks").
+// each copies the keys (or packs them, in BLAS) again (docs/performance.md, "Attention's blocks").
 int64_t attention_rows_per_block(int64_t n_q, int64_t n_k, size_t element_size);
 
 struct AttentionGradients {

@@ -97,20 +97,20 @@ class OneBlasThread {
   int before_;
 };
 
-// One product on the calling thread: minigrad's own kernel for a thin B where it applies (thin_gemm.h),
+// One product on the calling thread: minigrad's own kernel for a small B where it applies (thin_gemm.h),
 // otherwise one BLAS call.
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (thin_gemm_applies(ta, m, n, k, false))
-    return thin_gemm(tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (thin_gemm_applies(m, n, k, false))
+    return thin_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   const OneBlasThread one;
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha,
               a, lda, b, ldb, beta, c, ldc);
 }
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
                const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  if (thin_gemm_applies(ta, m, n, k, true))
-    return thin_gemm(tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (thin_gemm_applies(m, n, k, true))
+    return thin_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   const OneBlasThread one;
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha,
               a, lda, b, ldb, beta, c, ldc);

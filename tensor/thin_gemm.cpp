@@ -11,10 +11,13 @@ namespace {
 constexpr int kRows = 6;     // rows of C per block
 constexpr int kVectors = 4;  // vectors of C's columns per panel
 // Where it applies (gemm() calls it), as measured on a Zen 5 against OpenBLAS's AVX-512 kernels
-// (docs/performance.md, "Thin products"): at least 128 rows of A, and B of at most 192 columns and 1024
-// rows. Fewer rows (64 × 64 · 64 × 64) or wider products (C's 256 columns) ran faster in OpenBLAS, whose
+// (docs/performance.md, "Thin products"): at least 128 rows of op(A), A as stored or transposed, and B
+// of at most 192 columns and 1024 rows (a linear layer's weight; attention's values), or of at most 1024
+// columns and 64 rows (attention's keys, Q·Kᵀ with a head of 64 dimensions or fewer). Fewer rows (64 × 64 ·
+// 64 × 64) or wide products over a longer k (C's 256 columns by 256 rows) ran faster in OpenBLAS, whose
 // packing they pay for.
 constexpr int64_t kMinM = 128, kMaxN = 192, kMaxK = 1024;
+constexpr int64_t kMaxWideN = 1024, kMaxWideK = 64;
 
 // One vector register of T: 64 bytes, AVX-512's width (GCC's vector extension; -march=native picks the
 // instructions). Spelled per type: the attribute does not apply to a template parameter.
@@ -33,9 +36,10 @@ using Vector = typename VectorOf<T>::type;
 template <typename T>
 constexpr int kWidth = 64 / sizeof(T);
 
-// C[0..R) × [0..V·W) = alpha·A[0..R) × [0..k) · B[0..k) × [0..V·W) + beta·C: the micro-kernel. Its
-// R × V accumulators stay in registers (the loops are unrolled whole).
-template <typename T, int R, int V>
+// C[0..R) × [0..V·W) = alpha·op(A)[0..R) × [0..k) · B[0..k) × [0..V·W) + beta·C: the micro-kernel. Its
+// R × V accumulators stay in registers (the loops are unrolled whole). op(A)'s element (r, p) is
+// a[r·lda + p], or a[p·lda + r] for a transposed A (TA): then the R elements of step p sit side by side.
+template <typename T, bool TA, int R, int V>
 void block(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t k, T alpha, T beta, T* c, int64_t ldc) {
   constexpr int W = kWidth<T>;
   Vector<T> acc[R][V] = {};
@@ -45,7 +49,7 @@ void block(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t k, T alpha,
     for (int v = 0; v < V; ++v) std::memcpy(&row[v], b + p * ldb + v * W, sizeof(Vector<T>));
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
-      const T x = a[r * lda + p];
+      const T x = TA ? a[p * lda + r] : a[r * lda + p];
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) acc[r][v] += x * row[v];
     }
@@ -65,87 +69,112 @@ void block(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t k, T alpha,
 }
 
 // The block for `rows` (1 .. kRows) rows and `vectors` (1 .. kVectors) vectors.
-template <typename T, int R>
+template <typename T, bool TA, int R>
 void block_of_width(int vectors, const T* a, int64_t lda, const T* b, int64_t ldb, int64_t k, T alpha, T beta,
                     T* c, int64_t ldc) {
   switch (vectors) {
     case 1:
-      return block<T, R, 1>(a, lda, b, ldb, k, alpha, beta, c, ldc);
+      return block<T, TA, R, 1>(a, lda, b, ldb, k, alpha, beta, c, ldc);
     case 2:
-      return block<T, R, 2>(a, lda, b, ldb, k, alpha, beta, c, ldc);
+      return block<T, TA, R, 2>(a, lda, b, ldb, k, alpha, beta, c, ldc);
     case 3:
-      return block<T, R, 3>(a, lda, b, ldb, k, alpha, beta, c, ldc);
+      return block<T, TA, R, 3>(a, lda, b, ldb, k, alpha, beta, c, ldc);
     default:
-      return block<T, R, 4>(a, lda, b, ldb, k, alpha, beta, c, ldc);
+      return block<T, TA, R, 4>(a, lda, b, ldb, k, alpha, beta, c, ldc);
   }
 }
-template <typename T>
+template <typename T, bool TA>
 void any_block(int rows, int vectors, const T* a, int64_t lda, const T* b, int64_t ldb, int64_t k, T alpha,
                T beta, T* c, int64_t ldc) {
   switch (rows) {
     case 1:
-      return block_of_width<T, 1>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+      return block_of_width<T, TA, 1>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
     case 2:
-      return block_of_width<T, 2>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+      return block_of_width<T, TA, 2>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
     case 3:
-      return block_of_width<T, 3>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+      return block_of_width<T, TA, 3>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
     case 4:
-      return block_of_width<T, 4>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+      return block_of_width<T, TA, 4>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
     case 5:
-      return block_of_width<T, 5>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+      return block_of_width<T, TA, 5>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
     default:
-      return block_of_width<T, kRows>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
+      return block_of_width<T, TA, kRows>(vectors, a, lda, b, ldb, k, alpha, beta, c, ldc);
   }
 }
 
-template <typename T>
-void thin_product(bool transpose_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
-                  const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  constexpr int W = kWidth<T>;
-  // A transposed B (n × k as stored) is copied into k × n first: this thread's buffer, kept between calls.
-  thread_local std::vector<T> copied;
-  if (transpose_b) {
-    copied.resize(static_cast<size_t>(k * n));
-    for (int64_t j = 0; j < n; ++j) {
-      for (int64_t p = 0; p < k; ++p) copied[p * n + j] = b[j * ldb + p];
-    }
-    b = copied.data();
-    ldb = n;
-  }
+// The blocks of C for one orientation of A (TA reads A as stored k × m). B's panel of columns [j, j + P)
+// starts at b + (j / P)·panel_stride, its rows ldb apart: panel_stride is P where B is as given, k·P where
+// it was copied panel by panel.
+template <typename T, bool TA>
+void blocks(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb,
+            int64_t panel_stride, T beta, T* c, int64_t ldc) {
+  constexpr int64_t P = kVectors * kWidth<T>;
   // Block by block of A's rows, each against every panel of B's columns: the block's rows of A are read
   // from memory once and then from L1, and B (at most 768 KB of floats) stays in L2 or L3 for every block.
   for (int64_t i = 0; i < m; i += kRows) {
     const int rows = static_cast<int>(std::min<int64_t>(kRows, m - i));
-    for (int64_t j = 0; j < n; j += kVectors * W) {
-      const int vectors = static_cast<int>(std::min<int64_t>(kVectors, (n - j) / W));
+    const T* a_rows = TA ? a + i : a + i * lda;  // row i of op(A)
+    for (int64_t j = 0; j < n; j += P) {
+      const int vectors = static_cast<int>(std::min<int64_t>(kVectors, (n - j) / kWidth<T>));
+      const T* panel = b + j / P * panel_stride;
       if (rows == kRows) {
-        block_of_width<T, kRows>(vectors, a + i * lda, lda, b + j, ldb, k, alpha, beta, c + i * ldc + j, ldc);
+        block_of_width<T, TA, kRows>(vectors, a_rows, lda, panel, ldb, k, alpha, beta, c + i * ldc + j, ldc);
       } else {
-        any_block<T>(rows, vectors, a + i * lda, lda, b + j, ldb, k, alpha, beta, c + i * ldc + j, ldc);
+        any_block<T, TA>(rows, vectors, a_rows, lda, panel, ldb, k, alpha, beta, c + i * ldc + j, ldc);
       }
     }
   }
 }
 
+template <typename T>
+void thin_product(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                  int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  constexpr int64_t P = kVectors * kWidth<T>;
+  int64_t panel_stride = P;
+  // A transposed B (n × k as stored), or a wide one, is copied first, panel by panel: each panel of P
+  // columns as k rows of P, side by side (this thread's buffer, kept between calls). A panel's rows are
+  // then 256 bytes apart, not n elements: with n = 1024 floats they were 4 KB apart, every row fell in the
+  // same sets of L1 and pushed the others out.
+  thread_local std::vector<T> copied;
+  if (transpose_b || n > kMaxN) {
+    const int64_t panels = (n + P - 1) / P;
+    copied.resize(static_cast<size_t>(panels * k * P));
+    for (int64_t j = 0; j < n; ++j) {
+      T* column = copied.data() + j / P * k * P + j % P;  // column j of op(B)
+      for (int64_t p = 0; p < k; ++p) column[p * P] = transpose_b ? b[j * ldb + p] : b[p * ldb + j];
+    }
+    b = copied.data();
+    ldb = P;
+    panel_stride = k * P;
+  }
+  if (transpose_a) {
+    blocks<T, true>(m, n, k, alpha, a, lda, b, ldb, panel_stride, beta, c, ldc);
+  } else {
+    blocks<T, false>(m, n, k, alpha, a, lda, b, ldb, panel_stride, beta, c, ldc);
+  }
+}
+
 }  // namespace
 
-bool thin_gemm_applies(bool transpose_a, int64_t m, int64_t n, int64_t k, bool is_double) {
+bool thin_gemm_applies(int64_t m, int64_t n, int64_t k, bool is_double) {
 #if defined(__AVX512F__)
   const int64_t width = is_double ? kWidth<double> : kWidth<float>;
-  return !transpose_a && m >= kMinM && n >= width && n <= kMaxN && n % width == 0 && k >= 1 && k <= kMaxK;
+  const bool thin = n <= kMaxN && k <= kMaxK, wide_over_short_k = n <= kMaxWideN && k <= kMaxWideK;
+  return m >= kMinM && n >= width && n % width == 0 && k >= 1 && (thin || wide_over_short_k);
 #else
-  (void)transpose_a, (void)m, (void)n, (void)k, (void)is_double;
+  (void)m, (void)n, (void)k, (void)is_double;
   return false;
 #endif
 }
 
-void thin_gemm(bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-               const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  thin_product(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+void thin_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  thin_product(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-void thin_gemm(bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-               const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  thin_product(transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+void thin_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha,
+               const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+               int64_t ldc) {
+  thin_product(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace minigrad

@@ -1,9 +1,10 @@
-// Products with a thin right operand, without packing the left one: C = alpha·A·op(B) + beta·C for A of
-// many rows (m) and op(B) small (k × n, n a multiple of the vector width), as a Transformer's linear
-// layers make them (32768 × 64 · 64 × 192, say). minigrad's own kernel, used by gemm() (matmul.h) in
-// place of OpenBLAS where it applies.
+// Products with a small right operand, without packing the left one: C = alpha·op(A)·op(B) + beta·C for
+// op(A) of many rows (m) and op(B) small (k × n, n a multiple of the vector width), as a Transformer's
+// linear layers make them (32768 × 64 · 64 × 192, say) and attention's blocks of queries (128 × 64 · 64 ×
+// 1024 for the scores, 1024 × 128 · 128 × 64 for the values' gradient). minigrad's own kernel, used by
+// gemm() (matmul.h) in place of OpenBLAS where it applies.
 //
-// Why. OpenBLAS copies ("packs") both operands into its own layout before multiplying. For a thin B that
+// Why. OpenBLAS copies ("packs") both operands into its own layout before multiplying. For a small B that
 // copy of A costs as much as reading A for the product itself, and on these shapes OpenBLAS ran at about
 // half (its Haswell kernels) to two thirds (its AVX-512 Cooperlake kernels) of the speed of the kernel
 // below, on one thread of a Zen 5 (docs/performance.md, "Thin products").
@@ -12,10 +13,11 @@
 // vectors of the CPU's width W (16 floats or 8 doubles with AVX-512): 64 columns of float32. For each
 // block, the kRows × kVectors accumulators live in registers (6 × 4 = 24 of AVX-512's 32); the loop over
 // k loads one row of the panel of B (kVectors vectors, from L1 or L2: a panel of k ≤ 1024 rows is at
-// most 256 KB, and it is read by every block of rows) and broadcasts one element of each of A's kRows rows
-// (read straight from A, row after row, where the hardware prefetcher follows them), and does kRows ·
-// kVectors multiply-adds. Then the block is written once: alpha·acc (+ beta·C). A transposed B (a
-// linear layer's weight, (out, in)) is first copied into a k × n buffer of this thread's, which is small.
+// most 256 KB, and it is read by every block of rows) and broadcasts one element of each of op(A)'s kRows
+// rows (read straight from A: along a row of A, or, for a transposed A, kRows neighbours in each of its
+// rows), and does kRows · kVectors multiply-adds. Then the block is written once: alpha·acc (+ beta·C).
+// A transposed B (a linear layer's weight, (out, in); attention's keys) or a wide one is first copied
+// panel by panel into a buffer of this thread's, which is small: each panel's rows then sit side by side.
 //
 // Each C entry is the sum over k in order, one multiply-add at a time: the result equals OpenBLAS's up
 // to rounding, and NaN and infinities propagate as in any sum of products. With beta = 0, C is not read.
@@ -25,16 +27,18 @@
 
 namespace minigrad {
 
-// Whether thin_gemm handles this product on this CPU: A not transposed, m at least 128, n a multiple of
-// the vector width and at most 192, k at most 1024, and a build for a CPU with AVX-512 (the kernel needs
-// its 32 vector registers; elsewhere OpenBLAS does every product).
-bool thin_gemm_applies(bool transpose_a, int64_t m, int64_t n, int64_t k, bool is_double);
+// Whether thin_gemm handles this product on this CPU: op(A) of at least 128 rows (A as stored or
+// transposed), n a multiple of the vector width and either at most 192 with k at most 1024, or at most
+// 1024 with k at most 64; and a build for a CPU with AVX-512 (the kernel needs its 32 vector registers;
+// elsewhere OpenBLAS does every product).
+bool thin_gemm_applies(int64_t m, int64_t n, int64_t k, bool is_double);
 
-// C = alpha·A·op(B) + beta·C on row-major buffers, as cblas_sgemm / cblas_dgemm with A not transposed;
+// C = alpha·op(A)·op(B) + beta·C on row-major buffers, as cblas_sgemm / cblas_dgemm;
 // only where thin_gemm_applies. Single-threaded: gemm() splits a large product between threads first.
-void thin_gemm(bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-               const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
-void thin_gemm(bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-               const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+void thin_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void thin_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha,
+               const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+               int64_t ldc);
 
 }  // namespace minigrad

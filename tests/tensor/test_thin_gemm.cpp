@@ -1,6 +1,6 @@
-// minigrad's own kernel for thin products (tensor/thin_gemm.h) against cblas_sgemm / cblas_dgemm: every
-// row and column remainder of its blocks, k from 1 up, B transposed or not, strided buffers, alpha and
-// beta, and NaN and infinities where BLAS puts them.
+// minigrad's own kernel for small products (tensor/thin_gemm.h) against cblas_sgemm / cblas_dgemm: every
+// row and column remainder of its blocks, k from 1 up, A and B transposed or not, B wide or thin,
+// strided buffers, alpha and beta, and NaN and infinities where BLAS puts them.
 #include <cblas.h>
 
 #include <cmath>
@@ -16,33 +16,35 @@ using namespace minigrad;
 
 namespace {
 
-void reference_gemm(bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
-              beta, c, ldc);
+void reference_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                    int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha,
+              a, lda, b, ldb, beta, c, ldc);
 }
-void reference_gemm(bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-                    const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
-              beta, c, ldc);
+void reference_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+                    int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha,
+              a, lda, b, ldb, beta, c, ldc);
 }
 
 // One product, given padding of each buffer's rows (lda > k and so on), both ways; returns the largest
 // difference, relative to the sum of |a|·|b| over k (the size the rounding error scales with). A NaN in
 // one answer must be a NaN in the other, an infinity the same infinity.
 template <typename T>
-double compare(bool tb, int64_t m, int64_t n, int64_t k, T alpha, T beta, std::mt19937& random,
+double compare(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, T beta, std::mt19937& random,
                const std::vector<std::pair<int64_t, T>>& a_specials = {}) {
-  const int64_t lda = k + 3, ldb = (tb ? k : n) + 5, ldc = n + 7;
+  // A as stored: m × k, or k × m for a transposed A; op(A)'s element (i, p) at a_at(i, p).
+  const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 5, ldc = n + 7;
+  auto a_at = [&](int64_t i, int64_t p) { return ta ? p * lda + i : i * lda + p; };
   std::normal_distribution<double> normal;
-  std::vector<T> a(m * lda), b((tb ? n : k) * ldb), c(m * ldc);
+  std::vector<T> a((ta ? k : m) * lda), b((tb ? n : k) * ldb), c(m * ldc);
   for (T& x : a) x = T(normal(random));
   for (T& x : b) x = T(normal(random));
   for (T& x : c) x = T(normal(random));
   for (const auto& [index, value] : a_specials) a[index] = value;
   std::vector<T> expected = c, got = c;
-  reference_gemm(tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, expected.data(), ldc);
-  thin_gemm(tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, got.data(), ldc);
+  reference_gemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, expected.data(), ldc);
+  thin_gemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, got.data(), ldc);
   double worst = 0;
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < ldc; ++j) {
@@ -59,7 +61,7 @@ double compare(bool tb, int64_t m, int64_t n, int64_t k, T alpha, T beta, std::m
       double scale = std::abs(double(beta) * double(c[i * ldc + j]));
       for (int64_t p = 0; p < k; ++p)
         scale +=
-            std::abs(double(alpha) * double(a[i * lda + p]) * double(tb ? b[j * ldb + p] : b[p * ldb + j]));
+            std::abs(double(alpha) * double(a[a_at(i, p)]) * double(tb ? b[j * ldb + p] : b[p * ldb + j]));
       worst = std::max(worst, std::abs(double(g) - double(e)) / std::max(scale, 1e-30));
     }
   }
@@ -72,20 +74,27 @@ void every_block_remainder() {
   constexpr int64_t width = 64 / sizeof(T);
   const double tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-13;
   for (const int64_t m : {1, 5, 6, 7, 13, 100}) {
-    for (const int64_t n : {width, 2 * width, 3 * width, 4 * width, 5 * width, 256 / width * width}) {
+    // n: every panel width, a wide B copied panel by panel (256 floats), and 17 vectors (panels of 4, then 1)
+    for (const int64_t n :
+         {width, 2 * width, 3 * width, 4 * width, 5 * width, 256 / width * width, 17 * width}) {
       for (const int64_t k : {1, 3, 64, 100}) {
-        for (const bool tb : {false, true}) {
-          BOOST_TEST_CONTEXT("m " << m << ", n " << n << ", k " << k << ", transposed B " << tb) {
-            BOOST_TEST(compare<T>(tb, m, n, k, T(1), T(0), random) < tolerance);
-            BOOST_TEST(compare<T>(tb, m, n, k, T(0.5), T(1), random) < tolerance);
-            BOOST_TEST(compare<T>(tb, m, n, k, T(2), T(-1.5), random) < tolerance);
+        for (const bool ta : {false, true}) {
+          for (const bool tb : {false, true}) {
+            BOOST_TEST_CONTEXT("m " << m << ", n " << n << ", k " << k << ", transposed A " << ta
+                                    << ", transposed B " << tb) {
+              BOOST_TEST(compare<T>(ta, tb, m, n, k, T(1), T(0), random) < tolerance);
+              BOOST_TEST(compare<T>(ta, tb, m, n, k, T(0.5), T(1), random) < tolerance);
+              BOOST_TEST(compare<T>(ta, tb, m, n, k, T(2), T(-1.5), random) < tolerance);
+            }
           }
         }
       }
     }
   }
-  // The largest k it is given.
-  BOOST_TEST(compare<T>(false, 7, 2 * width, 1024, T(1), T(0), random) < tolerance);
+  // The largest k and n it is given.
+  BOOST_TEST(compare<T>(false, false, 7, 2 * width, 1024, T(1), T(0), random) < tolerance);
+  BOOST_TEST(compare<T>(true, false, 7, 2 * width, 1024, T(1), T(0), random) < tolerance);
+  BOOST_TEST(compare<T>(false, true, 13, 1024, 64, T(1), T(0), random) < tolerance);
 }
 
 }  // namespace
@@ -105,27 +114,32 @@ BOOST_AUTO_TEST_CASE(nan_and_infinities_propagate_as_blas_gives_them) {
   // a[0][2] NaN: row 0 all NaN. a[7][0] +inf: row 7 ±inf by b's signs. Both with and without beta.
   const int64_t lda = 64 + 3;
   for (const float beta : {0.0f, 1.0f}) {
-    BOOST_TEST(compare<float>(false, 9, 32, 64, 1.0f, beta, random, {{2, nan}, {7 * lda, inf}}) < 1e-5);
-    BOOST_TEST(compare<float>(true, 9, 48, 64, 1.0f, beta, random, {{2, nan}, {7 * lda, -inf}}) < 1e-5);
+    BOOST_TEST(compare<float>(false, false, 9, 32, 64, 1.0f, beta, random, {{2, nan}, {7 * lda, inf}}) <
+               1e-5);
+    BOOST_TEST(compare<float>(false, true, 9, 48, 64, 1.0f, beta, random, {{2, nan}, {7 * lda, -inf}}) <
+               1e-5);
+    // A transposed (64 × 9, rows 9 + 3 apart): a[2][0] NaN makes row 0 of op(A) NaN, a[0][7] -inf row 7.
+    BOOST_TEST(compare<float>(true, false, 9, 32, 64, 1.0f, beta, random, {{2 * 12, nan}, {7, -inf}}) < 1e-5);
   }
   // With beta = 0, C is not read: a NaN there does not reach the result (as BLAS).
   std::vector<float> a(6 * 4, 1.0f), b(4 * 16, 1.0f), c(6 * 16, nan);
-  thin_gemm(false, 6, 16, 4, 1.0f, a.data(), 4, b.data(), 16, 0.0f, c.data(), 16);
+  thin_gemm(false, false, 6, 16, 4, 1.0f, a.data(), 4, b.data(), 16, 0.0f, c.data(), 16);
   for (const float x : c) BOOST_TEST_REQUIRE(x == 4.0f);
 }
 
 BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
   // What gemm() (every product of minigrad) hands it, and the answer through gemm().
-  BOOST_TEST(!thin_gemm_applies(true, 100, 64, 64, false));      // A transposed: BLAS
-  BOOST_TEST(!thin_gemm_applies(false, 1000, 24, 64, false));    // n not a multiple of 16 floats
-  BOOST_TEST(!thin_gemm_applies(false, 1000, 256, 64, false));   // n past 192
-  BOOST_TEST(!thin_gemm_applies(false, 64, 64, 64, false));      // fewer than 128 rows
-  BOOST_TEST(!thin_gemm_applies(false, 1000, 64, 2048, false));  // k past 1024
+  BOOST_TEST(!thin_gemm_applies(1000, 24, 64, false));    // n not a multiple of 16 floats
+  BOOST_TEST(!thin_gemm_applies(1000, 256, 128, false));  // n past 192 over k past 64
+  BOOST_TEST(!thin_gemm_applies(1000, 2048, 64, false));  // n past 1024
+  BOOST_TEST(!thin_gemm_applies(64, 64, 64, false));      // fewer than 128 rows
+  BOOST_TEST(!thin_gemm_applies(1000, 64, 2048, false));  // k past 1024
 #if defined(__AVX512F__)
-  BOOST_TEST(thin_gemm_applies(false, 32768, 64, 64, false));
-  BOOST_TEST(thin_gemm_applies(false, 32768, 64, 64, true));
+  BOOST_TEST(thin_gemm_applies(32768, 64, 64, false));
+  BOOST_TEST(thin_gemm_applies(32768, 64, 64, true));
+  BOOST_TEST(thin_gemm_applies(128, 1024, 64, false));  // attention's scores for 1024 keys
 #else
-  BOOST_TEST(!thin_gemm_applies(false, 32768, 64, 64, false));  // without AVX-512: BLAS everywhere
+  BOOST_TEST(!thin_gemm_applies(32768, 64, 64, false));  // without AVX-512: BLAS everywhere
 #endif
   std::mt19937 random(5);
   std::normal_distribution<float> normal;
@@ -133,9 +147,26 @@ BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
   std::vector<float> x(m * k), w(n * k), expected(m * n), got(m * n);
   for (float& v : x) v = normal(random);
   for (float& v : w) v = normal(random);
-  reference_gemm(true, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, expected.data(), n);
+  reference_gemm(false, true, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, expected.data(), n);
   gemm(false, true, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, got.data(), n);  // x·Wᵀ, a linear layer's
   for (int64_t i = 0; i < m * n; ++i) BOOST_TEST_REQUIRE(std::abs(got[i] - expected[i]) < 1e-4f);
+
+  // Attention's products for a block of 128 queries over 1024 keys, one head of 64: the scores Q·Kᵀ (a
+  // wide B) and the values' gradient Pᵀ·dO (a transposed A, added to what is there).
+  const int64_t rows = 128, keys = 1024, d = 64;
+  std::vector<float> q(rows * d), keys_(keys * d), scores(rows * keys), expected_scores(rows * keys);
+  for (float& v : q) v = normal(random);
+  for (float& v : keys_) v = normal(random);
+  reference_gemm(false, true, rows, keys, d, 0.125f, q.data(), d, keys_.data(), d, 0.0f,
+                 expected_scores.data(), keys);
+  gemm(false, true, rows, keys, d, 0.125f, q.data(), d, keys_.data(), d, 0.0f, scores.data(), keys);
+  for (int64_t i = 0; i < rows * keys; ++i)
+    BOOST_TEST_REQUIRE(std::abs(scores[i] - expected_scores[i]) < 1e-4f);
+  std::vector<float> dv(keys * d, 1.0f), expected_dv(keys * d, 1.0f);
+  reference_gemm(true, false, keys, d, rows, 1.0f, scores.data(), keys, q.data(), d, 1.0f, expected_dv.data(),
+                 d);
+  gemm(true, false, keys, d, rows, 1.0f, scores.data(), keys, q.data(), d, 1.0f, dv.data(), d);
+  for (int64_t i = 0; i < keys * d; ++i) BOOST_TEST_REQUIRE(std::abs(dv[i] - expected_dv[i]) < 1e-3f);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
