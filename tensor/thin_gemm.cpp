@@ -109,7 +109,7 @@ template <typename T, bool TA>
 void blocks(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb,
             int64_t panel_stride, T beta, T* c, int64_t ldc) {
   constexpr int64_t P = kVectors * kWidth<T>;
-  // Block by block of A's rows, each against every panel of B's columns: the block's rows of A are read
+  // Block by block of op(A)'s rows, each against every panel of B's columns: the block's rows are read
   // from memory once and then from L1, and B (at most 768 KB of floats) stays in L2 or L3 for every block.
   for (int64_t i = 0; i < m; i += kRows) {
     const int rows = static_cast<int>(std::min<int64_t>(kRows, m - i));
