@@ -18,19 +18,11 @@ struct Split {
   int64_t duplicates_removed = 0;
 };
 // Holds `count` reviews out of `reviews` for validation: count/2 negatives and the rest positives, drawn
-// with a generator seeded by `seed` (the same reviews for any training seed); the others, in their
-// order, are for training, less any whose text is also held out (aclImdb's training split has 92 texts
-// that occur two or three times). Throws if a label has too few reviews to hold that many out.
-//
-// Reviews are held out in blocks of `block` consecutive file numbers (Review::number; the given order
-// where there are none), not one by one: blocks of 100 neighbouring numbers of one label. aclImdb numbers
-// each label's reviews roughly film by film (its test split has other films than its training split), so
-// one by one, a validation review's film would almost always have other reviews in training, and
-// validation accuracy ran 1.8 points above test accuracy. In blocks, most of a held-out review's
-// same-label neighbours are held out with it, but this is not a split by film: the films at a block's
-// two ends are shared with training, and a film's reviews of the other label, which are numbered
-// separately, are held out only where their block is drawn too (the tarball has no urls_*.txt to tell
-// the films apart).
+// with a generator seeded by `seed` (the same reviews for any training seed), in blocks of `block`
+// consecutive file numbers (Review::number; the given order where there are none), since aclImdb numbers
+// a label's reviews roughly film by film: held out one by one, validation ran 1.8 points above test
+// (docs/sentiment.md, "The validation split"). The others, in their order, are for training, less any
+// whose text is also held out. Throws if a label has too few reviews to hold that many out.
 Split hold_out(const std::vector<Review>& reviews, int64_t count, uint64_t seed, int64_t block = 100);
 
 // A review's features as a weighted bag, for a model extension that reads one (ReviewLogits, model.h):

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "examples/common/utf8.h"
 #include "minigrad/tensor/error.h"
 #include "minigrad/tensor/file_io.h"
 
@@ -14,55 +15,10 @@ bool is_word_byte(unsigned char c) {
   return std::isalnum(c) || c >= 0x80;
 }
 
-// The length of the well-formed UTF-8 sequence at the start of `s`, or 0 if it does not start with one.
-size_t utf8_sequence_length(std::string_view s) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char b0 = byte(0);
-  if (b0 < 0x80) return 1;
-  // The allowed range of the second byte, which is where overlong forms, surrogates and values above
-  // U+10FFFF are ruled out (RFC 3629, table 3-7 of the Unicode standard).
-  size_t length;
-  unsigned char low = 0x80, high = 0xBF;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    length = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    length = 3;
-    if (b0 == 0xE0) low = 0xA0;
-    if (b0 == 0xED) high = 0x9F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    length = 4;
-    if (b0 == 0xF0) low = 0x90;
-    if (b0 == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (s.size() < length || byte(1) < low || byte(1) > high) return 0;
-  for (size_t i = 2; i < length; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
-  }
-  return length;
-}
-
 }  // namespace
 
-std::string valid_utf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const size_t n = utf8_sequence_length(text.substr(i));
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD for one bad byte
-      ++i;
-    } else {
-      out.append(text.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
-}
-
 std::vector<std::string> tokenize(std::string_view raw) {
-  const std::string valid = valid_utf8(raw);
+  const std::string valid = examples::valid_utf8(raw);
   const std::string_view text = valid;
   std::vector<std::string> tokens;
   std::string word;
@@ -182,7 +138,7 @@ LoadReport load_imdb_split(const std::filesystem::path& root, const std::string&
         report.skip(file.string() + " (empty)");
         continue;
       }
-      report.reviews.push_back({valid_utf8(text), label, file_number(file)});
+      report.reviews.push_back({examples::valid_utf8(text), label, file_number(file)});
     }
   }
   return report;

@@ -10,14 +10,7 @@
 
 namespace sentiment {
 
-// `text` with every byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF) replaced by U+FFFD, the replacement character, as Python's
-// decode(errors="replace") does per byte. Reviews scraped from anywhere may hold Latin-1 or broken
-// bytes; after this every token is valid UTF-8, so the vocabulary can always be saved as JSON and read
-// back. Text that is already valid comes back unchanged.
-std::string valid_utf8(std::string_view text);
-
-// Splits a review into tokens (after valid_utf8):
+// Splits a review into tokens (after examples::valid_utf8, examples/common/utf8.h):
 //   - ASCII letters are lowercased; "<br />" (IMDB's line breaks) counts as a space;
 //   - words are runs of letters, digits and non-ASCII characters (so UTF-8 letters stay inside words,
 //     and so does U+FFFD, which stands for a byte that was not UTF-8), with apostrophes inside a word

@@ -11,6 +11,7 @@
 
 #include "examples/sentiment/evaluation.h"
 #include "examples/sentiment/extras/checkpoints_and_averages.h"
+#include "examples/sentiment/extras/predictions.h"
 #include "examples/sentiment/training.h"
 #include "minigrad/tensor/file_io.h"
 

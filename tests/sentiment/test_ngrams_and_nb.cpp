@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "examples/sentiment/evaluation.h"
+#include "examples/sentiment/extras/predictions.h"
 #include "examples/sentiment/training.h"
 #include "minigrad/tensor/file_io.h"
 

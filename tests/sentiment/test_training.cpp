@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "examples/common/utf8.h"
 #include "examples/sentiment/evaluation.h"
+#include "examples/sentiment/extras/predictions.h"
 #include "examples/sentiment/extras/pretraining.h"
 #include "examples/sentiment/training.h"
 #include "minigrad/tensor/file_io.h"
@@ -106,11 +108,11 @@ BOOST_AUTO_TEST_CASE(text_that_is_not_utf8_trains_and_its_vocabulary_saves_and_r
   BOOST_TEST(reloaded.vocabulary.id("caf\xef\xbf\xbd") > Vocabulary::kUnk);  // "café" in Latin-1
   fs::remove_all(dir);
   // valid_utf8 keeps every well-formed sequence and replaces each bad byte.
-  BOOST_TEST(valid_utf8("Café ☕ 😀") == "Café ☕ 😀");
-  BOOST_TEST(valid_utf8("\xc0\xaf") == "\xef\xbf\xbd\xef\xbf\xbd");                  // overlong '/'
-  BOOST_TEST(valid_utf8("\xed\xa0\x80") == "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
-  BOOST_TEST(valid_utf8("\xf4\x90\x80\x80").size() == 12u);                          // above U+10FFFF
-  BOOST_TEST(valid_utf8("ab\xe2\x82") == "ab\xef\xbf\xbd\xef\xbf\xbd");              // cut short
+  BOOST_TEST(examples::valid_utf8("Café ☕ 😀") == "Café ☕ 😀");
+  BOOST_TEST(examples::valid_utf8("\xc0\xaf") == "\xef\xbf\xbd\xef\xbf\xbd");                  // overlong '/'
+  BOOST_TEST(examples::valid_utf8("\xed\xa0\x80") == "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
+  BOOST_TEST(examples::valid_utf8("\xf4\x90\x80\x80").size() == 12u);              // above U+10FFFF
+  BOOST_TEST(examples::valid_utf8("ab\xe2\x82") == "ab\xef\xbf\xbd\xef\xbf\xbd");  // cut short
 }
 
 BOOST_AUTO_TEST_CASE(any_max_len_trains_and_zero_examples_is_an_error) {

@@ -9,6 +9,7 @@
 #include "examples/sentiment/config.h"
 #include "examples/sentiment/evaluation.h"
 #include "examples/sentiment/extras/parallel.h"
+#include "examples/sentiment/extras/predictions.h"
 #include "examples/sentiment/text.h"
 
 namespace sentiment {

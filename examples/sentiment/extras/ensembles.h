@@ -6,6 +6,7 @@
 
 #include "examples/sentiment/checkpoint.h"
 #include "examples/sentiment/evaluation.h"
+#include "examples/sentiment/extras/predictions.h"
 
 namespace sentiment {
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "examples/common/utf8.h"
 #include "examples/sentiment/extras/attention_plot.h"
 #include "examples/sentiment/extras/commands.h"
 #include "examples/sentiment/extras/ensembles.h"
@@ -110,11 +111,11 @@ int run_predict(const std::vector<std::string>& model_dirs, std::string text, co
     throw Error("predict", "--layer must be below " + std::to_string(checkpoint.config.num_layers) +
                                " and --head below " + std::to_string(checkpoint.config.num_heads));
   }
-  Prediction p = predict(checkpoint, valid_utf8(text));
+  Prediction p = predict(checkpoint, examples::valid_utf8(text));
   if (checkpoints.size() > 1) {  // an ensemble: σ(the mean of the members' log-odds)
     std::vector<const Checkpoint*> members;
     for (const Checkpoint& c : checkpoints) members.push_back(&c);
-    p.positive = 1 / (1 + std::exp(-ensemble_log_odds(members, {{valid_utf8(text), 0}})[0]));
+    p.positive = 1 / (1 + std::exp(-ensemble_log_odds(members, {{examples::valid_utf8(text), 0}})[0]));
   }
   if (!std::isfinite(p.positive)) {
     throw Error("predict", "the model's output is not a number (P(positive) = " + std::to_string(p.positive) +

@@ -3,6 +3,7 @@
 #include <sstream>
 #include <string>
 
+#include "examples/common/utf8.h"
 #include "minigrad/tensor/file_io.h"
 
 namespace sentiment {
@@ -22,7 +23,7 @@ LoadReport load_tsv(const std::filesystem::path& file) {
       report.skip(file.string() + ":" + std::to_string(number) + " (not 'sentence<TAB>0|1')");
       continue;
     }
-    report.reviews.push_back({valid_utf8(line.substr(0, tab)), label == "1" ? 1 : 0});
+    report.reviews.push_back({examples::valid_utf8(line.substr(0, tab)), label == "1" ? 1 : 0});
   }
   return report;
 }
