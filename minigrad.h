@@ -5,6 +5,7 @@
 //   using namespace minigrad;
 #pragma once
 
+#include "minigrad/autograd/functional.h"
 #include "minigrad/autograd/functions.h"
 #include "minigrad/autograd/grad.h"
 #include "minigrad/autograd/grad_mode.h"

@@ -37,6 +37,13 @@ inline Variable leaf(std::initializer_list<double> values, const Shape& shape, D
   return Variable(Tensor::from_values(values, shape, dtype), true);
 }
 
+// A float64 tensor of N(0, 1) values drawn from a generator seeded with `seed`, as a Variable that does
+// or does not require grad.
+inline Variable random_normal(const Shape& shape, uint64_t seed, bool requires_grad = false) {
+  Generator generator(seed);
+  return Variable(Tensor::normal(shape, 0, 1, DType::Float64, &generator), requires_grad);
+}
+
 // A 1-D int64 tensor of token or row ids.
 inline Tensor ids_of(const std::vector<int64_t>& ids) {
   return Tensor::from_vector(ids, {static_cast<int64_t>(ids.size())});

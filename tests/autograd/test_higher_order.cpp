@@ -13,8 +13,7 @@ using namespace minigrad::testing;
 namespace {
 constexpr DType F64 = DType::Float64;
 Variable random_leaf(const Shape& shape, uint64_t seed) {
-  Generator generator(seed);
-  return Variable(Tensor::normal(shape, 0, 1, F64, &generator), true);
+  return random_normal(shape, seed, /*requires_grad=*/true);
 }
 // cube with a gradient 1% too large.
 Variable slightly_wrong_cube(const Variable& x) {
