@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <type_traits>
 
 #include "minigrad/tensor/thin_gemm.h"
 #include "minigrad/tensor/threads.h"
@@ -99,21 +100,19 @@ class OneBlasThread {
 
 // One product on the calling thread: minigrad's own kernel for a small B where it applies (thin_gemm.h),
 // otherwise one BLAS call.
-void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-               const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (thin_gemm_applies(m, n, k, false))
+template <typename T>
+void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+               const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  constexpr bool is_double = std::is_same_v<T, double>;
+  if (thin_gemm_applies(m, n, k, is_double))
     return thin_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   const OneBlasThread one;
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha,
-              a, lda, b, ldb, beta, c, ldc);
-}
-void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-               const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  if (thin_gemm_applies(m, n, k, true))
-    return thin_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  const OneBlasThread one;
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha,
-              a, lda, b, ldb, beta, c, ldc);
+  const CBLAS_TRANSPOSE op_a = ta ? CblasTrans : CblasNoTrans, op_b = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (is_double) {
+    cblas_dgemm(CblasRowMajor, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    cblas_sgemm(CblasRowMajor, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
 }
 
 // Products of fewer multiply-adds (m·n·k) than this are one BLAS call: below it, waking a thread costs
