@@ -5,6 +5,7 @@
 //   using namespace minigrad;
 #pragma once
 
+#include "minigrad/autograd/forward_ad.h"
 #include "minigrad/autograd/functional.h"
 #include "minigrad/autograd/functions.h"
 #include "minigrad/autograd/grad.h"

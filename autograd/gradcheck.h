@@ -31,6 +31,8 @@ struct GradcheckOptions {
   double rtol = 1e-3;  // relative tolerance
   bool fast_mode = false;
   uint64_t seed = 0;  // for the random upstream gradient and the projections
+  // gradcheck also checks forward mode (forward_gradcheck), as PyTorch's check_forward_ad.
+  bool check_forward_ad = false;
 };
 
 struct GradcheckResult {
@@ -62,6 +64,14 @@ using GradcheckFunction = std::function<Variable(const std::vector<Variable>&)>;
 // gradcheck restores every value it perturbs and every input's .grad.
 GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
                           const GradcheckOptions& options = {});
+
+// Checks forward mode (autograd/forward_ad.h): J·v, for a random tangent v of the inputs that require
+// grad, against central differences along v, (f(x + eps·v) - f(x - eps·v)) / (2·eps), entry by entry, and
+// against reverse mode through the same Jacobian, ⟨u, J·v⟩ = ⟨Jᵀ·u, v⟩ for a random u. The inputs carry
+// the tangents themselves (no dual copies), so a layer's parameters are checked through the layer, as
+// gradcheck does. The same inputs and options as gradcheck.
+GradcheckResult forward_gradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
+                                  const GradcheckOptions& options = {});
 
 // Checks first and second derivatives. First gradcheck(f) itself (a second derivative of a wrong first
 // derivative proves nothing); then that an ordinary backward and one with create_graph give the same

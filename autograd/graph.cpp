@@ -39,15 +39,19 @@ const Tensor& SavedTensor::get() const {
   return tensor_;
 }
 
+namespace detail {
+constinit thread_local bool saved_values_as_constants = false;
+}  // namespace detail
+
 Variable SavedTensor::variable() const {
   const Tensor& t = get();
-  if (input_) return Variable(input_);
+  if (input_ && !detail::saved_values_as_constants) return Variable(input_);
   return t.defined() ? Variable(t) : Variable();
 }
 
 Variable SavedTensor::output_variable(NeedsGrad needs) const {
   // With grad mode off nothing records, and the value is all a backward function needs.
-  if (!GradMode::is_enabled()) return Variable(get());
+  if (!GradMode::is_enabled() || detail::saved_values_as_constants) return Variable(get());
   // The output of the node being differentiated: a Variable whose grad_fn is that node, so that the
   // gradient's graph runs through it again. (Saving the output Variable itself would make a cycle:
   // node -> saved output -> grad_fn = node.)

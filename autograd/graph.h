@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "minigrad/autograd/forward_ad.h"
 #include "minigrad/autograd/grad_mode.h"
 #include "minigrad/autograd/variable.h"
 
@@ -130,6 +131,10 @@ void notify_saved(const SavedTensor& saved);
 void notify_recorded(const std::shared_ptr<Node>& node, const Tensor& output,
                      std::span<const Variable> inputs);
 void notify_not_recorded();
+// While true (forward mode's tangents: autograd/forward_ad.cpp), SavedTensor::variable() and
+// output_variable() give constants: a backward function's recording then reaches its upstream gradient
+// alone, not the forward graph behind the op.
+extern constinit thread_local bool saved_values_as_constants;
 }  // namespace detail
 
 class SavedTensor {
@@ -212,10 +217,15 @@ Variable record(const char* op, Tensor output, std::span<const Variable> inputs,
   if (!GradMode::is_enabled() || !detail::any_requires_grad(inputs)) {
     if (detail::forward_observer) [[unlikely]]
       detail::notify_not_recorded();  // autograd/observer.h
+    if (detail::dual_level_active) [[unlikely]]
+      detail::check_no_tangents(op, inputs);  // forward mode: autograd/forward_ad.h
     return Variable(std::move(output));
   }
   auto node = std::make_shared<detail::NodeWith<F>>(std::move(backward));
-  return detail::connect(std::move(node), op, std::move(output), inputs);
+  Variable result = detail::connect(std::move(node), op, std::move(output), inputs);
+  if (detail::dual_level_active) [[unlikely]]
+    detail::add_tangent(result, inputs);  // forward mode: autograd/forward_ad.h
+  return result;
 }
 template <typename F>
 Variable record(const char* op, Tensor output, std::initializer_list<Variable> inputs, F backward) {

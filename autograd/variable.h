@@ -57,6 +57,8 @@ struct VariableImpl {
     // its gradient in `grad` (autograd/hooks.h).
     std::shared_ptr<detail::HookList> hooks;
     bool retains_grad = false;
+    // Forward mode's tangent, while a forward_ad::DualLevel lives (autograd/forward_ad.h).
+    std::shared_ptr<VariableImpl> tangent;
   };
   std::unique_ptr<Extras> extras;
   Extras& extras_to_write() {

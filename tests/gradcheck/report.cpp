@@ -1,5 +1,6 @@
 // minigrad-gradcheck: runs gradcheck (float64, PyTorch's tolerances) over every differentiable op on
-// random shapes and prints a table. Exits with status 1 if any check fails.
+// random shapes and prints a table, with forward mode's check beside it (forward_gradcheck, first order).
+// Exits with status 1 if any check fails.
 //
 //   minigrad-gradcheck                 # every op, one random draw of shapes each
 //   minigrad-gradcheck --trials 5 --filter matmul --seed 3
@@ -37,8 +38,13 @@ int main(int argc, char** argv) {
               second_order ? "gradgradcheck (second order)" : "gradcheck", options.eps, options.atol,
               options.rtol, options.fast_mode ? "fast mode (projections)" : "full Jacobian",
               static_cast<unsigned long long>(seed));
-  std::printf("%-52s %-26s %12s %12s  %s\n", "op or layer", "input shapes", "max abs err", "max rel err",
-              "result");
+  if (!second_order) {
+    std::printf(
+        "forward mode: J·v along a random tangent against central differences and reverse mode; "
+        "every op's tangent comes through its backward (autograd/forward_ad.h)\n\n");
+  }
+  std::printf("%-52s %-26s %12s %12s %12s  %s\n", "op or layer", "input shapes", "max abs err", "max rel err",
+              "forward err", "result");
   int checked = 0, failed = 0;
   for (const checks::GradcheckCase& c : checks::gradcheck_cases()) {
     if (!filter.empty() && c.name.find(filter) == std::string::npos) continue;
@@ -48,11 +54,17 @@ int main(int argc, char** argv) {
       options.seed = seed + static_cast<uint64_t>(trial);
       const GradcheckResult r = second_order ? gradgradcheck(check.f, check.inputs, options)
                                              : gradcheck(check.f, check.inputs, options);
+      const GradcheckResult forward =
+          second_order ? GradcheckResult{} : forward_gradcheck(check.f, check.inputs, options);
+      const bool passed = r.passed && forward.passed;
       ++checked;
-      failed += !r.passed;
-      std::printf("%-52s %-26s %12.2e %12.2e  %s\n", c.name.c_str(), checks::shapes_of(check).c_str(),
-                  r.max_abs_error, r.max_rel_error, r.passed ? "pass" : "FAIL");
+      failed += !passed;
+      char forward_error[16] = "-";
+      if (!second_order) std::snprintf(forward_error, sizeof forward_error, "%.2e", forward.max_abs_error);
+      std::printf("%-52s %-26s %12.2e %12.2e %12s  %s\n", c.name.c_str(), checks::shapes_of(check).c_str(),
+                  r.max_abs_error, r.max_rel_error, forward_error, passed ? "pass" : "FAIL");
       if (!r.passed) std::printf("    %s\n", r.report().c_str());
+      if (!forward.passed) std::printf("    %s\n", forward.report().c_str());
     }
   }
   if (checked == 0) {
