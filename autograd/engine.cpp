@@ -14,18 +14,19 @@
 // The per-pass state (the gradient waiting at each node) lives in this pass's own vector, not in the
 // graph's nodes.
 //
-// Six things extend this path, each in a file of its own behind a one-line call here, and a first
-// reading can skip all six: the errors a wrong call or a wrong backward function gets
-// (autograd/backward_checks.cpp), create_graph (autograd/backward_with_graph.cpp), the pieces of unbind's
-// output (autograd/output_parts.cpp), anomaly mode's checks (autograd/anomaly.cpp), the hooks a
-// Variable may carry (register_hook, retain_grad: autograd/hooks.cpp), and an observer that watches the
-// pass (autograd/observer.h).
+// Seven things extend this path, each in a file of its own behind a one-line call here, and a first
+// reading can skip them all: the errors a wrong call or a wrong backward function gets (backward_checks.cpp),
+// create_graph (backward_with_graph.cpp), the pieces of unbind's output (output_parts.cpp), anomaly mode's
+// checks (anomaly.cpp), the hooks a Variable may carry (register_hook, retain_grad: hooks.cpp), forward
+// mode's tangents, paused for the pass (forward_ad.h), and an observer that watches the pass
+// (observer.h); all in autograd/.
 #include "minigrad/autograd/engine.h"
 
 #include <string>
 #include <utility>
 
 #include "minigrad/autograd/anomaly.h"
+#include "minigrad/autograd/forward_ad.h"
 #include "minigrad/autograd/functions.h"
 #include "minigrad/autograd/observer.h"
 #include "minigrad/autograd/slot_table.h"
@@ -112,6 +113,7 @@ VariableGrads call_backward(const Node& node, const Variable& grad_output) {
 
 void backpropagate(const std::vector<Node*>& roots, std::vector<Variable> seeds, bool retain_graph,
                    const Sinks& sinks) {
+  const TangentsPaused no_tangents(!GradMode::is_enabled());  // forward mode's: autograd/forward_ad.h
   const Order order = topological_order(roots);
   std::vector<Variable> grads(order.slot_of.size());  // the gradient waiting at each node's output
   for (size_t r = 0; r < roots.size(); ++r) add_into(grads[order.slot_of.at(roots[r])], std::move(seeds[r]));

@@ -31,6 +31,10 @@ void set_tangent(const Variable& v, const Variable& t) {
   values_with_tangents.push_back(v.impl());
 }
 
+void add_part_tangent(const Variable& piece, const Variable& whole, int dim, int64_t index) {
+  if (const Variable t = tangent_of(whole); t.defined()) set_tangent(piece, t.data().select(dim, index));
+}
+
 void check_no_tangents(const char* op, std::span<const Variable> inputs) {
   for (const Variable& x : inputs) {
     if (tangent_of(x).defined()) {
@@ -72,7 +76,7 @@ void add_tangent(Variable& output, std::span<const Variable> inputs) {
     }
   }
   Variable tangent;
-  if (!reached.empty()) tangent = grad(reached, {u}, along, {.allow_unused = true})[0];
+  if (!reached.empty()) tangent = grad(reached, {u}, along, {.retain_graph = true, .allow_unused = true})[0];
   if (!tangent.defined()) tangent = Variable(Tensor::zeros(output.shape(), output.dtype()));
   set_tangent(output, tangent.detach());
 }
@@ -90,7 +94,8 @@ DualLevel::DualLevel() {
 
 DualLevel::~DualLevel() {
   for (const std::weak_ptr<VariableImpl>& value : detail::values_with_tangents) {
-    if (const std::shared_ptr<VariableImpl> impl = value.lock()) impl->extras->tangent.reset();
+    const std::shared_ptr<VariableImpl> impl = value.lock();
+    if (impl && impl->extras) impl->extras->tangent.reset();
   }
   detail::values_with_tangents.clear();
   detail::dual_level_active = false;
@@ -106,14 +111,18 @@ Variable make_dual(const Variable& primal, const Variable& tangent) {
     throw DTypeError("make_dual", "the primal is " + std::string(dtype_name(primal.dtype())) +
                                       ": tangents need float32 or float64");
   }
-  if (primal.shape() != tangent.shape() || primal.dtype() != tangent.dtype()) {
-    throw ShapeError("make_dual", "the tangent (" + tangent.shape().str() + ", " +
-                                      std::string(dtype_name(tangent.dtype())) + ") must match the primal (" +
-                                      primal.shape().str() + ", " + std::string(dtype_name(primal.dtype())) +
-                                      ")");
+  if (primal.dtype() != tangent.dtype()) {
+    throw DTypeError("make_dual", "the tangent is " + std::string(dtype_name(tangent.dtype())) +
+                                      " but the primal is " + std::string(dtype_name(primal.dtype())));
+  }
+  if (primal.shape() != tangent.shape()) {
+    throw ShapeError("make_dual", "the tangent has shape " + tangent.shape().str() + " but the primal " +
+                                      primal.shape().str());
   }
   // A value of its own, so that the tangent is this dual's and not the primal's: an identity op when
-  // the primal requires grad (gradients flow back to it), else a leaf that requires grad.
+  // the primal requires grad (gradients flow back to it), else a leaf that requires grad. Recorded even
+  // inside a NoGradGuard: a dual requires grad.
+  const GradModeGuard record_it(true);
   const Variable dual = primal.requires_grad()
                             ? record("make_dual", primal.data(), {primal},
                                      [](const Variable& g, NeedsGrad) -> VariableGrads { return {g}; })

@@ -8,9 +8,9 @@
 //
 // A dual number a + ε·b, with ε² = 0, carries a derivative through arithmetic by itself:
 // (a + εb)(c + εd) = ac + ε(ad + bc), the product rule. In general an op y = f(x₁, ..., xₙ) gives its
-// output the tangent ẏ = Σᵢ (∂f/∂xᵢ)·ẋᵢ, one Jacobian-vector product per op, in the order the ops run:
-// nothing is kept for later, so the cost of J·v is a small multiple of the forward pass, whatever the
-// number of outputs. Reverse mode instead gives uᵀ·J, a row of J per pass.
+// output the tangent ẏ = Σᵢ (∂f/∂xᵢ)·ẋᵢ, one Jacobian-vector product per op, in the order the ops run.
+// Forward mode needs nothing kept for a later pass, so J·v can cost a small multiple of the forward pass
+// whatever the number of outputs. Reverse mode instead gives uᵀ·J, a row of J per pass.
 //
 // How minigrad computes each op's tangent: from the derivative the op already has, its backward function.
 // backward maps u to uᵀJ, which is linear in u; the gradient of ⟨uᵀJ, ẋ⟩ with respect to u is J·ẋ. So
@@ -19,9 +19,13 @@
 // backward passes through one op, where a tangent rule of its own would be one pass. It is exact, and it
 // covers every op, since every op's backward is differentiable (gradgradcheck checks each).
 //
-// Differences from PyTorch, both of them because tangents come through the recorded backward:
-//   - a dual requires grad, and so does everything computed from it; ops record as in a backward pass;
-//   - tangents need grad mode on: a dual inside a NoGradGuard is an error, not a value without tangent.
+// Differences from PyTorch, because tangents come through the recorded backward:
+//   - a dual requires grad, and so does everything computed from it: ops record (and keep what their
+//     backward needs) as for a backward pass, so memory grows with the computation as in reverse mode;
+//   - tangents need grad mode on: an op inside a NoGradGuard whose input carries a tangent is an error,
+//     not a value without tangent (a backward pass, which runs with grad mode off, carries none).
+//   - a level belongs to the thread that made it (PyTorch's are global to the process), and the tangents
+//     sit on the values: two threads must not give tangents to the same Variables at once.
 #pragma once
 
 #include <span>
@@ -61,8 +65,27 @@ extern constinit thread_local bool dual_level_active;
 // record()'s part in forward mode: gives `output`, just recorded by its node, the tangent of its inputs'
 // tangents (none if no input has one).
 void add_tangent(Variable& output, std::span<const Variable> inputs);
+// unbind's part: gives `piece`, the slice at `index` along `dim` of `whole`, that slice of whole's tangent.
+void add_part_tangent(const Variable& piece, const Variable& whole, int dim, int64_t index);
 // record()'s check where it records nothing (grad mode off): an input with a tangent is an error.
 void check_no_tangents(const char* op, std::span<const Variable> inputs);
+// While alive and `pause` is true, ops compute no tangents: a backward pass that records nothing (grad mode
+// off) differentiates, it does not carry tangents. With create_graph the backward's ops record, and carry
+// the tangents of what they read: the tangent of a gradient.
+class TangentsPaused {
+ public:
+  explicit TangentsPaused(bool pause) : paused_(pause && dual_level_active) {
+    if (paused_) dual_level_active = false;
+  }
+  ~TangentsPaused() {
+    if (paused_) dual_level_active = true;
+  }
+  TangentsPaused(const TangentsPaused&) = delete;
+  TangentsPaused& operator=(const TangentsPaused&) = delete;
+
+ private:
+  bool paused_;
+};
 // The tangent a value carries, undefined if none.
 Variable tangent_of(const Variable& v);
 // Gives `v` the tangent `t` (registering it with the level, which forgets it at its end).

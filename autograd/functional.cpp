@@ -10,17 +10,20 @@
 #include "minigrad/autograd/functions.h"
 #include "minigrad/autograd/grad.h"
 #include "minigrad/autograd/grad_mode.h"
+#include "minigrad/autograd/graph.h"
 
 namespace minigrad::functional {
 
 namespace {
 
-// The inputs as the function sees them: with create_graph, an input that requires grad is passed as it
-// is, so that the results keep a graph to it; any other is a copy that requires grad (sharing its
-// buffer), so that nothing reaches the caller's graph.
+// The inputs as the function sees them, each a value of its own (so that an input passed twice, or one
+// computed from another, is differentiated on its own): with create_graph, an input that requires grad
+// passes through an identity op, so that the results keep a graph to it (PyTorch's view_as); any other is
+// a copy that requires grad (sharing its buffer), so that nothing reaches the caller's graph.
 std::vector<Variable> differentiable_inputs(const char* op, const std::vector<Variable>& inputs,
                                             bool create_graph) {
   if (inputs.empty()) throw ValueError(op, "needs at least one input");
+  const GradModeGuard record_them(true);  // even inside a NoGradGuard
   std::vector<Variable> out;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Variable& x = inputs[i];
@@ -29,7 +32,10 @@ std::vector<Variable> differentiable_inputs(const char* op, const std::vector<Va
       throw DTypeError(op, "input " + std::to_string(i) + " is " + std::string(dtype_name(x.dtype())) +
                                ": derivatives need float32 or float64");
     }
-    out.push_back(create_graph && x.requires_grad() ? x : Variable(x.data(), true));
+    out.push_back(create_graph && x.requires_grad()
+                      ? record("functional_input", x.data(), {x},
+                               [](const Variable& g, NeedsGrad) -> VariableGrads { return {g}; })
+                      : Variable(x.data(), true));
   }
   return out;
 }
@@ -183,6 +189,7 @@ Variable assemble(const char* op, const std::vector<Variable>& pieces, int64_t d
 std::vector<std::vector<Variable>> jacobian_of_recording(const char* op, const std::vector<Variable>& outputs,
                                                          const std::vector<Variable>& inputs,
                                                          const Options& options) {
+  const GradModeGuard assemble_with_graph(options.create_graph);  // the blocks' stack and reshape
   std::vector<std::vector<Variable>> blocks(outputs.size(), std::vector<Variable>(inputs.size()));
   if (options.mode == Mode::Reverse) {
     for (size_t k = 0; k < outputs.size(); ++k) {
@@ -199,6 +206,7 @@ std::vector<std::vector<Variable>> jacobian_of_recording(const char* op, const s
     }
     return blocks;
   }
+  if (options.strict) throw ValueError(op, "strict is not supported with Mode::Forward (as in PyTorch)");
   const Linearization linear(op, outputs, inputs, options.strict);
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::vector<std::vector<Variable>> columns(outputs.size());  // columns[k]: d output_k / d input_i[e]

@@ -285,7 +285,13 @@ GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Variable
                           const GradcheckOptions& options) {
   GradcheckResult reverse = Checker(f, inputs, options).run();
   if (!options.check_forward_ad || !reverse.passed) return reverse;
-  return forward_gradcheck(f, inputs, options);
+  const GradcheckResult forward = forward_gradcheck(f, inputs, options);
+  if (!forward.passed) return forward;
+  reverse.check = "gradcheck and forward_gradcheck";
+  reverse.comparisons += forward.comparisons;
+  reverse.max_abs_error = std::max(reverse.max_abs_error, forward.max_abs_error);
+  reverse.max_rel_error = std::max(reverse.max_rel_error, forward.max_rel_error);
+  return reverse;
 }
 
 GradcheckResult forward_gradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,

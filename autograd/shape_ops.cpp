@@ -92,10 +92,8 @@ std::vector<Variable> unbind(const Variable& x, int64_t dim) {
       piece.impl()->grad_fn = whole.grad_fn();
       piece.impl()->part = {d, i};
     }
-    if (detail::dual_level_active) [[unlikely]] {  // forward mode: each piece's part of the tangent
-      if (const Variable t = detail::tangent_of(whole); t.defined())
-        detail::set_tangent(piece, t.data().select(d, i));
-    }
+    if (detail::dual_level_active) [[unlikely]]
+      detail::add_part_tangent(piece, whole, d, i);  // forward mode: autograd/forward_ad.h
     pieces.push_back(std::move(piece));
   }
   return pieces;

@@ -43,10 +43,10 @@ inline size_t utf8_sequence_length(std::string_view s) {
 }  // namespace detail
 
 // `text` with every byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF) replaced by U+FFFD, the replacement character, as Python's
-// decode(errors="replace") does per byte. Reviews scraped from anywhere may hold Latin-1 or broken
-// bytes; after this every token is valid UTF-8, so a vocabulary can always be saved as JSON and read
-// back. Text that is already valid comes back unchanged.
+// surrogates, nothing above U+10FFFF) replaced by U+FFFD, the replacement character, one per byte
+// (Python's decode(errors="replace") gives one for a whole sequence cut short). Reviews scraped from anywhere
+// may hold Latin-1 or broken bytes; after this every token is valid UTF-8, so a vocabulary can always be
+// saved as JSON and read back. Text that is already valid comes back unchanged.
 inline std::string valid_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());
