@@ -119,14 +119,12 @@ Variable make_dual(const Variable& primal, const Variable& tangent) {
     throw ShapeError("make_dual", "the tangent has shape " + tangent.shape().str() + " but the primal " +
                                       primal.shape().str());
   }
-  // A value of its own, so that the tangent is this dual's and not the primal's: an identity op when
-  // the primal requires grad (gradients flow back to it), else a leaf that requires grad. Recorded even
-  // inside a NoGradGuard: a dual requires grad.
+  // A value of its own, so that the tangent is this dual's and not the primal's: reshape to its own
+  // shape (an identity op) when the primal requires grad, so that gradients flow back to it, else a leaf
+  // that requires grad. Recorded even inside a NoGradGuard: a dual requires grad.
   const GradModeGuard record_it(true);
-  const Variable dual = primal.requires_grad()
-                            ? record("make_dual", primal.data(), {primal},
-                                     [](const Variable& g, NeedsGrad) -> VariableGrads { return {g}; })
-                            : Variable(primal.data(), true);
+  const Variable dual =
+      primal.requires_grad() ? reshape(primal, primal.shape()) : Variable(primal.data(), true);
   detail::set_tangent(dual, tangent.detach());
   return dual;
 }

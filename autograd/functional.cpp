@@ -10,7 +10,6 @@
 #include "minigrad/autograd/functions.h"
 #include "minigrad/autograd/grad.h"
 #include "minigrad/autograd/grad_mode.h"
-#include "minigrad/autograd/graph.h"
 
 namespace minigrad::functional {
 
@@ -18,8 +17,8 @@ namespace {
 
 // The inputs as the function sees them, each a value of its own (so that an input passed twice, or one
 // computed from another, is differentiated on its own): with create_graph, an input that requires grad
-// passes through an identity op, so that the results keep a graph to it (PyTorch's view_as); any other is
-// a copy that requires grad (sharing its buffer), so that nothing reaches the caller's graph.
+// passes through reshape to its own shape, so that the results keep a graph to it (PyTorch's view_as);
+// any other is a copy that requires grad (sharing its buffer), so that nothing reaches the caller's graph.
 std::vector<Variable> differentiable_inputs(const char* op, const std::vector<Variable>& inputs,
                                             bool create_graph) {
   if (inputs.empty()) throw ValueError(op, "needs at least one input");
@@ -32,10 +31,7 @@ std::vector<Variable> differentiable_inputs(const char* op, const std::vector<Va
       throw DTypeError(op, "input " + std::to_string(i) + " is " + std::string(dtype_name(x.dtype())) +
                                ": derivatives need float32 or float64");
     }
-    out.push_back(create_graph && x.requires_grad()
-                      ? record("functional_input", x.data(), {x},
-                               [](const Variable& g, NeedsGrad) -> VariableGrads { return {g}; })
-                      : Variable(x.data(), true));
+    out.push_back(create_graph && x.requires_grad() ? reshape(x, x.shape()) : Variable(x.data(), true));
   }
   return out;
 }
