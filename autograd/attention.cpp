@@ -91,6 +91,16 @@ AttentionResult scaled_dot_product_attention(const Variable& q, const Variable& 
                                                      sk.defined() ? sk.variable() : Variable(),
                                                      sv.defined() ? sv.variable() : Variable(), sw.get(),
                                                      mask, scale, p, seed, {needs[0], needs[1], needs[2]});
+      },
+      [&](const Tangents& t) {  // Ṡ = scale·(Q̇Kᵀ + QK̇ᵀ), Ṗ = P·(Ṡ - Σ Ṡ·P), Ȯ = drop(Ṗ)·V + drop(P)·V̇
+        auto drop = [&](const Variable& x) { return p > 0 ? dropout_with_seed(x, p, seed) : x; };
+        const Variable weights(forward.weights);  // 0 at hidden keys, so their scores' tangents drop out
+        const Variable scores_dot =
+            sum_of_terms({t.has(0) ? matmul(t[0], transpose(k, -1, -2)) * scale : Variable(),
+                          t.has(1) ? matmul(q, transpose(t[1], -1, -2)) * scale : Variable()});
+        return t.sum(
+            {t.has(0) || t.has(1) ? matmul(drop(softmax_backward(scores_dot, weights, -1)), v) : Variable(),
+             t.has(2) ? matmul(drop(weights), t[2]) : Variable()});
       });
   return {output, forward.weights};
 }

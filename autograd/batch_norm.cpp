@@ -132,8 +132,20 @@ Variable batch_norm(const Variable& x, const Tensor& running_mean, const Tensor&
     if (!affine) grads.resize(1);
     return grads;
   };
-  if (affine) return record("batch_norm", out.y, {x, weight, bias}, backward);
-  return record("batch_norm", out.y, {x}, backward);
+  // The normalization's Jacobian is symmetric, so x̂'s tangent is its backward (without weight) of ẋ;
+  // then ẏ = x̂˙·w + x̂·ẇ + ḃ, per channel.
+  auto tangent = [&](const Tangents& t) {
+    const Variable xhat_dot = t.has(0) ? batch_norm_backward(t[0], x, Variable(), out.mean, out.rstd,
+                                                             options.eps, {true, false, false})[0]
+                                       : Variable();
+    if (!affine) return xhat_dot;
+    const Variable xhat(batch_norm_forward(x.data(), Tensor(), Tensor(), options.eps).y);
+    return t.sum({t.has(0) ? xhat_dot * reshape(weight, per_channel) : Variable(),
+                  t.has(1) ? xhat * reshape(t[1], per_channel) : Variable(),
+                  t.has(2) ? reshape(t[2], per_channel) : Variable()});
+  };
+  if (affine) return record("batch_norm", out.y, {x, weight, bias}, backward, tangent);
+  return record("batch_norm", out.y, {x}, backward, tangent);
 }
 
 }  // namespace minigrad

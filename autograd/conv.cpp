@@ -22,16 +22,20 @@ namespace minigrad {
 
 Variable unfold1d(const Variable& x, const Conv1dGeometry& g) {
   // Linear in x; its adjoint is fold1d.
-  return record("unfold1d", unfold1d(x.data(), g), {x},
-                [g, length = x.shape()[2]](const Variable& gc, NeedsGrad) -> VariableGrads {
-                  return {fold1d(gc, length, g)};
-                });
+  return record(
+      "unfold1d", unfold1d(x.data(), g), {x},
+      [g, length = x.shape()[2]](const Variable& gc, NeedsGrad) -> VariableGrads {
+        return {fold1d(gc, length, g)};
+      },
+      [&](const Tangents& t) { return unfold1d(t[0], g); });  // linear: the op of ẋ
 }
 
 Variable fold1d(const Variable& cols, int64_t length, const Conv1dGeometry& g) {
   // Linear in cols; its adjoint is unfold1d.
-  return record("fold1d", fold1d(cols.data(), length, g), {cols},
-                [g](const Variable& gx, NeedsGrad) -> VariableGrads { return {unfold1d(gx, g)}; });
+  return record(
+      "fold1d", fold1d(cols.data(), length, g), {cols},
+      [g](const Variable& gx, NeedsGrad) -> VariableGrads { return {unfold1d(gx, g)}; },
+      [&](const Tangents& t) { return fold1d(t[0], length, g); });
 }
 
 namespace {
@@ -114,16 +118,20 @@ Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias,
 
 Variable unfold2d(const Variable& x, const Conv2dGeometry& g) {
   // Linear in x; its adjoint is fold2d.
-  return record("unfold2d", unfold2d(x.data(), g), {x},
-                [g, h = x.shape()[2], w = x.shape()[3]](const Variable& gc, NeedsGrad) -> VariableGrads {
-                  return {fold2d(gc, h, w, g)};
-                });
+  return record(
+      "unfold2d", unfold2d(x.data(), g), {x},
+      [g, h = x.shape()[2], w = x.shape()[3]](const Variable& gc, NeedsGrad) -> VariableGrads {
+        return {fold2d(gc, h, w, g)};
+      },
+      [&](const Tangents& t) { return unfold2d(t[0], g); });
 }
 
 Variable fold2d(const Variable& cols, int64_t height, int64_t width, const Conv2dGeometry& g) {
   // Linear in cols; its adjoint is unfold2d.
-  return record("fold2d", fold2d(cols.data(), height, width, g), {cols},
-                [g](const Variable& gx, NeedsGrad) -> VariableGrads { return {unfold2d(gx, g)}; });
+  return record(
+      "fold2d", fold2d(cols.data(), height, width, g), {cols},
+      [g](const Variable& gx, NeedsGrad) -> VariableGrads { return {unfold2d(gx, g)}; },
+      [&](const Tangents& t) { return fold2d(t[0], height, width, g); });
 }
 
 // conv2d's product and its two gradients are three ops (the kernels: tensor/conv2d.h), and each is
@@ -141,14 +149,19 @@ namespace {
 
 // conv(x, W) without a bias, on a geometry conv2d has checked.
 Variable convolve2d(const Variable& x, const Variable& weight, const Conv2dGeometry& g, int64_t groups) {
-  return record("conv2d", conv2d_forward(x.data(), weight.data(), g, groups), {x, weight},
-                [sx = save_if(x, weight.requires_grad()), sw = save_if(weight, x.requires_grad()), g, groups,
-                 h = x.shape()[2], w = x.shape()[3]](const Variable& gy, NeedsGrad needs) -> VariableGrads {
-                  Variable gx, gw;
-                  if (needs[0]) gx = conv2d_input_grad(gy, sw.variable(), h, w, g, groups);
-                  if (needs[1]) gw = conv2d_weight_grad(gy, sx.variable(), g, groups);
-                  return {gx, gw};
-                });
+  return record(
+      "conv2d", conv2d_forward(x.data(), weight.data(), g, groups), {x, weight},
+      [sx = save_if(x, weight.requires_grad()), sw = save_if(weight, x.requires_grad()), g, groups,
+       h = x.shape()[2], w = x.shape()[3]](const Variable& gy, NeedsGrad needs) -> VariableGrads {
+        Variable gx, gw;
+        if (needs[0]) gx = conv2d_input_grad(gy, sw.variable(), h, w, g, groups);
+        if (needs[1]) gw = conv2d_weight_grad(gy, sx.variable(), g, groups);
+        return {gx, gw};
+      },
+      [&](const Tangents& t) {  // bilinear: conv(ẋ, W) + conv(x, Ẇ)
+        return t.sum({t.has(0) ? convolve2d(t[0], weight, g, groups) : Variable(),
+                      t.has(1) ? convolve2d(x, t[1], g, groups) : Variable()});
+      });
 }
 
 }  // namespace
@@ -156,27 +169,37 @@ Variable convolve2d(const Variable& x, const Variable& weight, const Conv2dGeome
 Variable conv2d_input_grad(const Variable& gy, const Variable& weight, int64_t height, int64_t width,
                            const Conv2dGeometry& g, int64_t groups) {
   // ⟨input_grad(gy, W), u⟩ = ⟨gy, conv(u, W)⟩ = ⟨W, weight_grad(gy, u)⟩
-  return record("conv2d_input_grad", conv2d_input_grad(gy.data(), weight.data(), height, width, g, groups),
-                {gy, weight},
-                [sgy = save_if(gy, weight.requires_grad()), sw = save_if(weight, gy.requires_grad()), g,
-                 groups](const Variable& u, NeedsGrad needs) -> VariableGrads {
-                  Variable ggy, gw;
-                  if (needs[0]) ggy = convolve2d(u, sw.variable(), g, groups);
-                  if (needs[1]) gw = conv2d_weight_grad(sgy.variable(), u, g, groups);
-                  return {ggy, gw};
-                });
+  return record(
+      "conv2d_input_grad", conv2d_input_grad(gy.data(), weight.data(), height, width, g, groups),
+      {gy, weight},
+      [sgy = save_if(gy, weight.requires_grad()), sw = save_if(weight, gy.requires_grad()), g, groups](
+          const Variable& u, NeedsGrad needs) -> VariableGrads {
+        Variable ggy, gw;
+        if (needs[0]) ggy = convolve2d(u, sw.variable(), g, groups);
+        if (needs[1]) gw = conv2d_weight_grad(sgy.variable(), u, g, groups);
+        return {ggy, gw};
+      },
+      [&](const Tangents& t) {
+        return t.sum({t.has(0) ? conv2d_input_grad(t[0], weight, height, width, g, groups) : Variable(),
+                      t.has(1) ? conv2d_input_grad(gy, t[1], height, width, g, groups) : Variable()});
+      });
 }
 
 Variable conv2d_weight_grad(const Variable& gy, const Variable& x, const Conv2dGeometry& g, int64_t groups) {
   // ⟨weight_grad(gy, x), V⟩ = ⟨gy, conv(x, V)⟩ = ⟨x, input_grad(gy, V)⟩
-  return record("conv2d_weight_grad", conv2d_weight_grad(gy.data(), x.data(), g, groups), {gy, x},
-                [sgy = save_if(gy, x.requires_grad()), sx = save_if(x, gy.requires_grad()), g, groups,
-                 h = x.shape()[2], w = x.shape()[3]](const Variable& v, NeedsGrad needs) -> VariableGrads {
-                  Variable ggy, gx;
-                  if (needs[0]) ggy = convolve2d(sx.variable(), v, g, groups);
-                  if (needs[1]) gx = conv2d_input_grad(sgy.variable(), v, h, w, g, groups);
-                  return {ggy, gx};
-                });
+  return record(
+      "conv2d_weight_grad", conv2d_weight_grad(gy.data(), x.data(), g, groups), {gy, x},
+      [sgy = save_if(gy, x.requires_grad()), sx = save_if(x, gy.requires_grad()), g, groups, h = x.shape()[2],
+       w = x.shape()[3]](const Variable& v, NeedsGrad needs) -> VariableGrads {
+        Variable ggy, gx;
+        if (needs[0]) ggy = convolve2d(sx.variable(), v, g, groups);
+        if (needs[1]) gx = conv2d_input_grad(sgy.variable(), v, h, w, g, groups);
+        return {ggy, gx};
+      },
+      [&](const Tangents& t) {
+        return t.sum({t.has(0) ? conv2d_weight_grad(t[0], x, g, groups) : Variable(),
+                      t.has(1) ? conv2d_weight_grad(gy, t[1], g, groups) : Variable()});
+      });
 }
 
 Variable conv2d(const Variable& x, const Variable& weight, const Variable& bias,

@@ -17,10 +17,12 @@ Variable dropout(const Variable& x, double p, bool training, Generator* generato
 }
 
 Variable dropout_with_seed(const Variable& x, double p, uint64_t seed) {
-  return record("dropout", dropout(x.data(), p, seed), {x},
-                [p, seed](const Variable& g, NeedsGrad) -> VariableGrads {
-                  return {dropout_with_seed(g, p, seed)};  // linear in x: the same mask on the gradient
-                });
+  return record(
+      "dropout", dropout(x.data(), p, seed), {x},
+      [p, seed](const Variable& g, NeedsGrad) -> VariableGrads {
+        return {dropout_with_seed(g, p, seed)};  // linear in x: the same mask on the gradient
+      },
+      [p, seed](const Tangents& t) { return dropout_with_seed(t[0], p, seed); });
 }
 
 Variable dropout2d(const Variable& x, double p, bool training, Generator* generator) {

@@ -11,17 +11,19 @@ namespace minigrad {
 Variable embedding_backward(const Variable& g, const Tensor& ids, int64_t vocab, int64_t padding_idx) {
   // Linear in g, so its gradient picks rows again: an embedding lookup of the upstream gradient, with
   // the padding row (a constant) zeroed.
-  return record("embedding_backward", embedding_backward(g.data(), ids, vocab, padding_idx), {g},
-                [sids = SavedTensor(ids), vocab, padding_idx, g_shape = g.shape()](
-                    const Variable& gg, NeedsGrad) -> VariableGrads {
-                  Variable rows = gg;  // [V, D]
-                  if (padding_idx >= 0 && padding_idx < vocab) {
-                    Tensor keep = Tensor::ones({vocab, 1}, gg.dtype());
-                    keep.select(0, padding_idx).zero_();
-                    rows = mul(rows, Variable(keep));
-                  }
-                  return {reshape(embedding(rows, sids.get()), g_shape)};
-                });
+  return record(
+      "embedding_backward", embedding_backward(g.data(), ids, vocab, padding_idx), {g},
+      [sids = SavedTensor(ids), vocab, padding_idx, g_shape = g.shape()](const Variable& gg,
+                                                                         NeedsGrad) -> VariableGrads {
+        Variable rows = gg;  // [V, D]
+        if (padding_idx >= 0 && padding_idx < vocab) {
+          Tensor keep = Tensor::ones({vocab, 1}, gg.dtype());
+          keep.select(0, padding_idx).zero_();
+          rows = mul(rows, Variable(keep));
+        }
+        return {reshape(embedding(rows, sids.get()), g_shape)};
+      },
+      [&](const Tangents& t) { return embedding_backward(t[0], ids, vocab, padding_idx); });
 }
 
 Variable embedding(const Variable& weight, const Tensor& ids, int64_t padding_idx) {
@@ -46,18 +48,20 @@ Variable embedding(const Variable& weight, const Tensor& ids, const EmbeddingFun
   out_shape.push_back(dim);
   Tensor out = index_select(weight.data(), 0, flat).reshape(out_shape);  // ids.shape + [D]
   // The ids are saved (not the weight: the gradient does not depend on it).
-  return record("embedding", out, {weight},
-                [ids = SavedTensor(flat), vocab, padding_idx, sparse = options.sparse](
-                    const Variable& g, NeedsGrad needs) -> VariableGrads {
-                  // Row-sparse (tensor/row_sparse.h) where the gradient goes straight into a table that is a
-                  // leaf, in an ordinary backward. With create_graph (grad mode on) the gradient must carry a
-                  // graph, and a table computed by another op passes it to that op's backward: both take the
-                  // dense gradient.
-                  const bool into_a_leaf = needs.node().inputs[0].leaf != nullptr;
-                  if (sparse && into_a_leaf && !GradMode::is_enabled())
-                    return {Variable(embedding_backward_row_sparse(g.data(), ids.get(), vocab, padding_idx))};
-                  return {embedding_backward(g, ids.get(), vocab, padding_idx)};
-                });
+  return record(
+      "embedding", out, {weight},
+      [ids = SavedTensor(flat), vocab, padding_idx, sparse = options.sparse](
+          const Variable& g, NeedsGrad needs) -> VariableGrads {
+        // Row-sparse (tensor/row_sparse.h) where the gradient goes straight into a table that is a
+        // leaf, in an ordinary backward. With create_graph (grad mode on) the gradient must carry a
+        // graph, and a table computed by another op passes it to that op's backward: both take the
+        // dense gradient.
+        const bool into_a_leaf = needs.node().inputs[0].leaf != nullptr;
+        if (sparse && into_a_leaf && !GradMode::is_enabled())
+          return {Variable(embedding_backward_row_sparse(g.data(), ids.get(), vocab, padding_idx))};
+        return {embedding_backward(g, ids.get(), vocab, padding_idx)};
+      },
+      [&](const Tangents& t) { return reshape(embedding(t[0], flat), out_shape); });  // ẇ's rows
 }
 
 }  // namespace minigrad

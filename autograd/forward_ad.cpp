@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "minigrad/autograd/functions.h"
@@ -19,6 +20,13 @@ constinit thread_local bool dual_level_active = false;
 namespace {
 // The values given a tangent while this thread's level lives: its end takes their tangents away.
 thread_local std::vector<std::weak_ptr<VariableImpl>> values_with_tangents;
+// The tangents of the nodes' whole outputs, by node, for add_output_tangent. The weak_ptr tells a live
+// node from a later one at the same address.
+struct OutputTangent {
+  std::weak_ptr<Node> node;
+  std::shared_ptr<VariableImpl> tangent;
+};
+thread_local std::unordered_map<const Node*, OutputTangent> output_tangents;
 }  // namespace
 
 Variable tangent_of(const Variable& v) {
@@ -29,6 +37,14 @@ Variable tangent_of(const Variable& v) {
 void set_tangent(const Variable& v, const Variable& t) {
   v.impl()->extras_to_write().tangent = t.impl();
   values_with_tangents.push_back(v.impl());
+  if (const std::shared_ptr<Node>& node = v.impl()->grad_fn; node && v.impl()->part.whole())
+    output_tangents[node.get()] = {node, t.impl()};
+}
+
+void add_output_tangent(const Variable& y, const Node& node) {
+  const auto found = output_tangents.find(&node);
+  if (found != output_tangents.end() && found->second.node.lock().get() == &node)
+    set_tangent(y, Variable(found->second.tangent));
 }
 
 void add_part_tangent(const Variable& piece, const Variable& whole, int dim, int64_t index) {
@@ -45,14 +61,45 @@ void check_no_tangents(const char* op, std::span<const Variable> inputs) {
   }
 }
 
-void add_tangent(Variable& output, std::span<const Variable> inputs) {
+namespace {
+// The inputs' tangents, undefined where an input carries none; empty if none carries one.
+std::vector<Variable> tangents_of(std::span<const Variable> inputs) {
   std::vector<Variable> tangents;
   bool any = false;
   for (const Variable& x : inputs) {
     tangents.push_back(tangent_of(x));
     any |= tangents.back().defined();
   }
-  if (!any) return;
+  if (!any) tangents.clear();
+  return tangents;
+}
+}  // namespace
+
+void add_tangent(Variable& output, std::span<const Variable> inputs, const TangentRule& rule) {
+  std::vector<Variable> tangents = tangents_of(inputs);
+  if (tangents.empty()) return;
+  // The rule's ops just compute: grad mode off, and no tangents of their own.
+  dual_level_active = false;
+  struct Resume {
+    ~Resume() { dual_level_active = true; }
+  } resume;
+  const NoGradGuard just_compute;
+  const Variable tangent = rule(Tangents(inputs, std::move(tangents), output));
+  if (tangent.shape() != output.shape() || tangent.dtype() != output.dtype()) {
+    throw Error(output.grad_fn()->op, "its tangent rule gave a " + std::string(dtype_name(tangent.dtype())) +
+                                          " tangent of shape " + tangent.shape().str() + " for a " +
+                                          std::string(dtype_name(output.dtype())) + " output of shape " +
+                                          output.shape().str());
+  }
+  set_tangent(output, tangent);
+}
+
+constinit thread_local int64_t tangents_through_backward = 0;
+
+void add_tangent_through_backward(Variable& output, std::span<const Variable> inputs) {
+  const std::vector<Variable> tangents = tangents_of(inputs);
+  if (tangents.empty()) return;
+  ++tangents_through_backward;
   // The op's backward on u, recorded: uᵀJᵢ for each input i, linear in u. Its gradient with respect to u
   // along the inputs' tangents is Σᵢ Jᵢ·ẋᵢ. The ops of these two passes carry no tangents of their own.
   // The backward's saved values are constants here: its recording reaches u alone, not the forward graph.
@@ -83,6 +130,32 @@ void add_tangent(Variable& output, std::span<const Variable> inputs) {
 
 }  // namespace detail
 
+const Variable& Tangents::operator[](size_t input) const {
+  Variable& t = tangents_[input];
+  if (!t.defined()) t = Variable(Tensor::zeros(inputs_[input].shape(), inputs_[input].dtype()));
+  return t;
+}
+
+std::vector<Variable> Tangents::all() const {
+  std::vector<Variable> every;
+  for (size_t i = 0; i < tangents_.size(); ++i) every.push_back((*this)[i]);
+  return every;
+}
+
+Variable sum_of_terms(std::initializer_list<Variable> terms) {
+  Variable total;
+  for (const Variable& term : terms) {
+    if (term.defined()) total = total.defined() ? total + term : term;
+  }
+  return total;
+}
+
+Variable Tangents::sum(std::initializer_list<Variable> terms) const {
+  const Variable total = sum_of_terms(terms);
+  if (!total.defined()) return Variable(Tensor::zeros(output_.shape(), output_.dtype()));
+  return total.shape() == output_.shape() ? total : expand(total, output_.shape());
+}
+
 namespace forward_ad {
 
 DualLevel::DualLevel() {
@@ -98,6 +171,7 @@ DualLevel::~DualLevel() {
     if (impl && impl->extras) impl->extras->tangent.reset();
   }
   detail::values_with_tangents.clear();
+  detail::output_tangents.clear();
   detail::dual_level_active = false;
 }
 

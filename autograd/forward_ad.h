@@ -12,12 +12,20 @@
 // Forward mode needs nothing kept for a later pass, so J·v can cost a small multiple of the forward pass
 // whatever the number of outputs. Reverse mode instead gives uᵀ·J, a row of J per pass.
 //
-// How minigrad computes each op's tangent: from the derivative the op already has, its backward function.
-// backward maps u to uᵀJ, which is linear in u; the gradient of ⟨uᵀJ, ẋ⟩ with respect to u is J·ẋ. So
-// record() (autograd/graph.h), right after it records an op whose inputs carry tangents, calls the op's
-// backward on u (zeros that require grad) and differentiates that along the inputs' tangents: two
-// backward passes through one op, where a tangent rule of its own would be one pass. It is exact, and it
-// covers every op, since every op's backward is differentiable (gradgradcheck checks each).
+// How minigrad computes each op's tangent: by the op's tangent rule, written beside its forward and its
+// backward and handed to record() (autograd/graph.h) with them:
+//
+//   // (a·b)˙ = ȧ·b + a·ḃ
+//   [&](const Tangents& t) { return t[0] * b + a * t[1]; }
+//
+// record() calls it right after it records an op whose inputs carry tangents, with grad mode off (the
+// rule's ops just compute) and zeros for an input that carries none. An op without a rule (the fused
+// attention, the losses: rules that would be long) gets its tangent from the derivative it already has,
+// its backward function: backward maps u to uᵀJ, which is linear in u, and the gradient of ⟨uᵀJ, ẋ⟩ with
+// respect to u is J·ẋ. record() calls that backward on u (zeros that require grad) and differentiates it
+// along the inputs' tangents: two backward passes through one op where a rule is one pass. It is exact,
+// and it covers every op, since every op's backward is differentiable (gradgradcheck checks each);
+// forward_gradcheck counts the ops that took this route, and the gradient-check report shows the count.
 //
 // Differences from PyTorch, because tangents come through the recorded backward:
 //   - a dual requires grad, and so does everything computed from it: ops record (and keep what their
@@ -28,7 +36,11 @@
 //     sit on the values: two threads must not give tangents to the same Variables at once.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <span>
+#include <vector>
 
 #include "minigrad/autograd/variable.h"
 
@@ -57,14 +69,58 @@ UnpackedDual unpack_dual(const Variable& dual);
 
 }  // namespace minigrad::forward_ad
 
+namespace minigrad {
+
+// The sum of the defined terms; undefined if none is.
+Variable sum_of_terms(std::initializer_list<Variable> terms);
+
+// What an op's tangent rule reads: the tangents of the op's inputs, in record()'s order, and the op's
+// output y, for rules written with it ((eˣ)˙ = ẋ·y). A rule of several inputs writes its tangent as a sum
+// of one term per input, and leaves out the term of an input that carries no tangent (a constant
+// operand, say), which is zero:
+//   [&](const Tangents& t) { return t.sum({t.has(0) ? t[0] * b : Variable(), t.has(1) ? a * t[1] :
+//   Variable()}); }
+class Tangents {
+ public:
+  Tangents(std::span<const Variable> inputs, std::vector<Variable> tangents, const Variable& output)
+      : inputs_(inputs), tangents_(std::move(tangents)), output_(output) {}
+  // Whether input i carries a tangent.
+  bool has(size_t input) const { return tangents_[input].defined(); }
+  // Input i's tangent, its shape; zeros where it carries none.
+  const Variable& operator[](size_t input) const;
+  // Every input's tangent, zeros where one carries none.
+  std::vector<Variable> all() const;
+  const Variable& output() const { return output_; }
+  // The sum of the defined terms (sum_of_terms), as the output's shape (a term may broadcast to it); zeros
+  // if none is defined.
+  Variable sum(std::initializer_list<Variable> terms) const;
+
+ private:
+  std::span<const Variable> inputs_;
+  mutable std::vector<Variable> tangents_;  // zeros filled in when first asked for
+  const Variable& output_;
+};
+
+}  // namespace minigrad
+
 namespace minigrad::detail {
 
 // True while a DualLevel is alive on this thread: record() then computes tangents. One load per recorded
 // op when false.
 extern constinit thread_local bool dual_level_active;
 // record()'s part in forward mode: gives `output`, just recorded by its node, the tangent of its inputs'
-// tangents (none if no input has one).
-void add_tangent(Variable& output, std::span<const Variable> inputs);
+// tangents (none if no input has one), by the op's rule, or without one through its backward function.
+using TangentRule = std::function<Variable(const Tangents&)>;
+void add_tangent(Variable& output, std::span<const Variable> inputs, const TangentRule& rule);
+void add_tangent_through_backward(Variable& output, std::span<const Variable> inputs);
+// record()'s default when an op gives no tangent rule: the tangent comes through its backward.
+struct NoTangentRule {};
+inline void add_tangent(Variable& output, std::span<const Variable> inputs, NoTangentRule) {
+  add_tangent_through_backward(output, inputs);
+}
+// How many ops have taken their tangent through their backward on this thread (forward_gradcheck reports
+// the count for the function it checks).
+extern constinit thread_local int64_t tangents_through_backward;
 // unbind's part: gives `piece`, the slice at `index` along `dim` of `whole`, that slice of whole's tangent.
 void add_part_tangent(const Variable& piece, const Variable& whole, int dim, int64_t index);
 // record()'s check where it records nothing (grad mode off): an input with a tangent is an error.
@@ -90,5 +146,8 @@ class TangentsPaused {
 Variable tangent_of(const Variable& v);
 // Gives `v` the tangent `t` (registering it with the level, which forgets it at its end).
 void set_tangent(const Variable& v, const Variable& t);
+// Gives `y`, the output of `node` made again by SavedTensor::output_variable() for a backward function
+// under create_graph, the tangent the output had: the tangent of a gradient that reads y needs it.
+void add_output_tangent(const Variable& y, const Node& node);
 
 }  // namespace minigrad::detail

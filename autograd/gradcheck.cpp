@@ -82,7 +82,9 @@ class Checker {
       for (size_t slot = 0; slot < differentiable_.size(); ++slot) {
         detail::set_tangent(leaves_[differentiable_[slot]], tangents[slot]);
       }
+      const int64_t through_backward_before = detail::tangents_through_backward;
       output_ = evaluate_recorded();
+      result_.tangents_through_backward = detail::tangents_through_backward - through_backward_before;
       const Variable t = forward_ad::unpack_dual(output_).tangent;
       jv = t.defined() ? t.data() : Tensor::zeros(output_.shape(), DType::Float64);
     }
@@ -291,6 +293,7 @@ GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Variable
   reverse.comparisons += forward.comparisons;
   reverse.max_abs_error = std::max(reverse.max_abs_error, forward.max_abs_error);
   reverse.max_rel_error = std::max(reverse.max_rel_error, forward.max_rel_error);
+  reverse.tangents_through_backward = forward.tangents_through_backward;
   return reverse;
 }
 
@@ -385,7 +388,10 @@ GradcheckResult gradgradcheck(const GradcheckFunction& f, const std::vector<Vari
     return concat(flat, 0);
   };
   GradcheckResult second = gradcheck(first_derivatives, with_v, options);
-  second.check = "gradgradcheck";
+  // With check_forward_ad, the gradient's tangents too: forward over reverse.
+  second.check = second.check == "forward_gradcheck" ? "gradgradcheck (forward over reverse)"
+                 : options.check_forward_ad          ? "gradgradcheck and forward over reverse"
+                                                     : "gradgradcheck";
   return second;
 }
 

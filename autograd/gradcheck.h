@@ -49,6 +49,9 @@ struct GradcheckResult {
   std::string worst_where;
   double worst_analytic = 0, worst_numeric = 0;
   double worst_ratio = 0;  // |analytic - numeric| / (atol + rtol·|numeric|); above 1 fails
+  // forward_gradcheck: how many of the function's ops had no tangent rule and took their tangent through
+  // their backward (autograd/forward_ad.h). 0 when every op has a rule.
+  int64_t tangents_through_backward = 0;
 
   // One line saying whether it passed; on failure, the worst entry with both values.
   std::string report() const;
@@ -77,8 +80,9 @@ GradcheckResult forward_gradcheck(const GradcheckFunction& f, const std::vector<
 // derivative proves nothing); then that an ordinary backward and one with create_graph give the same
 // gradients; then, as torch.autograd.gradgradcheck, gradcheck (same options) of the function
 //   (inputs, v) -> the gradients grad(f(inputs), inputs, v, create_graph), flattened and concatenated,
-// where v is a random upstream gradient that is itself an input. The result's `check` and report() say
-// which stage decided it.
+// where v is a random upstream gradient that is itself an input. With check_forward_ad, forward_gradcheck
+// of f and of that function too: the tangents of the gradient's own ops (forward over reverse, as
+// PyTorch's check_fwd_over_rev). The result's `check` and report() say which stage decided it.
 GradcheckResult gradgradcheck(const GradcheckFunction& f, const std::vector<Variable>& inputs,
                               const GradcheckOptions& options = {});
 

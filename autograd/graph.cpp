@@ -58,6 +58,8 @@ Variable SavedTensor::output_variable(NeedsGrad needs) const {
   Variable y(get());
   y.impl()->requires_grad = true;
   y.impl()->grad_fn = std::const_pointer_cast<Node>(needs.node().shared_from_this());
+  if (detail::dual_level_active) [[unlikely]]
+    detail::add_output_tangent(y, needs.node());  // forward mode: autograd/forward_ad.h
   return y;
 }
 

@@ -9,19 +9,23 @@
 //     return record("square", mul(x.data(), x.data()), {x},
 //                   [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
 //                     return {mul(mul(g, sx.variable()), 2.0)};  // d(x²)/dx = 2x
-//                   });
+//                   },
+//                   [&](const Tangents& t) { return mul(mul(t[0], x), 2.0); });  // (x²)˙ = 2x·ẋ
 //   }
 //
 // The backward function maps the gradient of the output, g, to one gradient per input, written with
 // differentiable ops on Variables. An ordinary backward() calls it with grad mode off, so those ops just
 // compute; backward({.create_graph = true}) calls it with grad mode on, so they record a graph of their
-// own and the gradient can be differentiated again. The derivative is written once, for both.
+// own and the gradient can be differentiated again. The derivative is written once, for both. The last
+// argument, the op's tangent rule, is forward mode's J·ẋ (autograd/forward_ad.h); without it, forward mode
+// takes the op's tangent through its backward function, correct but slower.
 //
 // Where a fused kernel pays, the backward calls a named backward op (relu_backward, softmax_backward,
 // ... in autograd/functions.h), itself an op with a derivative of its own. A lambda that takes a
 // `const Tensor&` and returns Grads is a first-order-only backward: differentiating it again throws.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -206,13 +210,18 @@ struct NodeWith final : Node {
 }  // namespace detail
 
 // Wraps an op's result. If grad mode is on and an input requires grad, the result gets a Node holding
-// the backward function; otherwise it is a plain leaf and the function is dropped unused.
-template <typename F>
-Variable record(const char* op, Tensor output, std::span<const Variable> inputs, F backward) {
+// the backward function; otherwise it is a plain leaf and the function is dropped unused. While a
+// forward_ad::DualLevel is alive, the result also gets its tangent by `tangent`, the op's tangent rule
+// (autograd/forward_ad.h), or, for an op that gives none, through its backward function.
+template <typename F, typename T = detail::NoTangentRule>
+Variable record(const char* op, Tensor output, std::span<const Variable> inputs, F backward, T tangent = {}) {
   static_assert(std::is_invocable_r_v<VariableGrads, const F&, const Variable&, NeedsGrad> ||
                     std::is_invocable_r_v<Grads, const F&, const Tensor&, NeedsGrad>,
                 "a backward function is (const Variable& g, NeedsGrad) -> VariableGrads, or, first order "
                 "only, (const Tensor& g, NeedsGrad) -> Grads");
+  static_assert(
+      std::is_same_v<T, detail::NoTangentRule> || std::is_invocable_r_v<Variable, T&, const Tangents&>,
+      "a tangent rule is (const Tangents& t) -> Variable");
   if (AnomalyMode::is_enabled()) detail::check_forward_anomaly(op, output, inputs);
   if (!GradMode::is_enabled() || !detail::any_requires_grad(inputs)) {
     if (detail::forward_observer) [[unlikely]]
@@ -224,13 +233,14 @@ Variable record(const char* op, Tensor output, std::span<const Variable> inputs,
   auto node = std::make_shared<detail::NodeWith<F>>(std::move(backward));
   Variable result = detail::connect(std::move(node), op, std::move(output), inputs);
   if (detail::dual_level_active) [[unlikely]]
-    detail::add_tangent(result, inputs);  // forward mode: autograd/forward_ad.h
+    detail::add_tangent(result, inputs, std::ref(tangent));  // forward mode: autograd/forward_ad.h
   return result;
 }
-template <typename F>
-Variable record(const char* op, Tensor output, std::initializer_list<Variable> inputs, F backward) {
+template <typename F, typename T = detail::NoTangentRule>
+Variable record(const char* op, Tensor output, std::initializer_list<Variable> inputs, F backward,
+                T tangent = {}) {
   return record(op, std::move(output), std::span<const Variable>(inputs.begin(), inputs.size()),
-                std::move(backward));
+                std::move(backward), std::move(tangent));
 }
 
 }  // namespace minigrad

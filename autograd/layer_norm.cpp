@@ -70,8 +70,19 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
     if (!affine) grads.resize(1);
     return grads;
   };
-  if (affine) return record("layer_norm", out.y, {x, weight, bias}, backward);
-  return record("layer_norm", out.y, {x}, backward);
+  // The normalization's Jacobian is symmetric, so x̂'s tangent is its backward (without weight) of ẋ;
+  // then ẏ = x̂˙·w + x̂·ẇ + ḃ.
+  auto tangent = [&](const Tangents& t) {
+    const Variable xhat_dot =
+        t.has(0) ? layer_norm_backward(t[0], x, Variable(), out.mean, out.rstd, eps, {true, false, false})[0]
+                 : Variable();
+    if (!affine) return xhat_dot;
+    const Variable xhat(layer_norm_forward(x.data(), Tensor(), Tensor(), eps).y);
+    return t.sum({t.has(0) ? xhat_dot * weight : Variable(), t.has(1) ? xhat * t[1] : Variable(),
+                  t.has(2) ? t[2] : Variable()});
+  };
+  if (affine) return record("layer_norm", out.y, {x, weight, bias}, backward, tangent);
+  return record("layer_norm", out.y, {x}, backward, tangent);
 }
 
 }  // namespace minigrad

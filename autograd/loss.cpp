@@ -2,7 +2,9 @@
 // (tensor/loss.h, with the formulas) with recorded backwards; the regression losses and nll_loss are
 // compositions of differentiable ops.
 #include <algorithm>
+#include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "minigrad/autograd/functions.h"
@@ -75,6 +77,15 @@ Variable cross_entropy_backward(const Variable& g, const Variable& logits, const
                                    per_row ? reshape(sg.variable(), {x.shape()[0], 1}) : sg.variable()),
                                p, 1)
                          : Variable()};
+      },
+      [&](const Tangents& t) {  // linear in g; along the logits, f·g·ṗ with ṗ = softmax_backward(ẋ, p)
+        const auto [q, f] =
+            cross_entropy_targets_and_weights(targets, logits.shape()[1], logits.dtype(), options);
+        const Variable rows_g = options.reduction == Reduction::None ? reshape(g, {logits.shape()[0], 1}) : g;
+        return t.sum(
+            {t.has(0) ? cross_entropy_backward(t[0], logits, row_max, log_total, targets, options)
+                      : Variable(),
+             t.has(1) ? softmax_backward(t[1], softmax(logits, 1), 1) * Variable(f) * rows_g : Variable()});
       });
 }
 
@@ -95,13 +106,20 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, CrossEntro
                              logits.shape().str() + " (expected [" + std::to_string(n) + "])");
   }
   check_class_weight(op, options.weight, logits);
-  const Tensor t = targets.contiguous();
-  const auto [loss, row_max, log_total] = cross_entropy_forward(logits.data(), t, options);
-  return record(op, loss, {logits},
-                [sx = SavedTensor(logits), sm = SavedTensor(row_max), sl = SavedTensor(log_total),
-                 st = SavedTensor(t), options](const Variable& g, NeedsGrad) -> VariableGrads {
-                  return {cross_entropy_backward(g, sx.variable(), sm.get(), sl.get(), st.get(), options)};
-                });
+  const Tensor target_classes = targets.contiguous();
+  const auto [loss, row_max, log_total] = cross_entropy_forward(logits.data(), target_classes, options);
+  return record(
+      op, loss, {logits},
+      [sx = SavedTensor(logits), sm = SavedTensor(row_max), sl = SavedTensor(log_total),
+       st = SavedTensor(target_classes), options](const Variable& g, NeedsGrad) -> VariableGrads {
+        return {cross_entropy_backward(g, sx.variable(), sm.get(), sl.get(), st.get(), options)};
+      },
+      [&](const Tangents& t) {  // ⟨d loss / d logits, ẋ⟩, by row with Reduction::None
+        const Variable ones(Tensor::ones(t.output().shape(), logits.dtype()));
+        const Variable d =
+            cross_entropy_backward(ones, logits, row_max, log_total, target_classes, options) * t[0];
+        return options.reduction == Reduction::None ? sum(d, {1}) : sum(d);
+      });
 }
 
 namespace {
@@ -130,6 +148,26 @@ bool broadcasts_to(const Shape& b, const Shape& shape) {
 
 }  // namespace
 
+namespace {
+
+// Each element's d loss / d logit and d loss / d target, where `needs` asks for them: σ(x) - t and -x;
+// with pos_weight p, σ(x) - t + (p - 1)·t·(σ(x) - 1) and -x + (p - 1)·softplus(-x).
+std::pair<Variable, Variable> bce_with_logits_slopes(const Variable& x, const Variable& t, const Tensor& p,
+                                                     std::array<bool, 2> needs) {
+  Variable dx, dt;
+  if (!p.defined()) {
+    if (needs[0]) dx = sub(sigmoid(x), t);
+    if (needs[1]) dt = neg(x);
+    return {dx, dt};
+  }
+  const Variable extra(add(p.to(x.dtype()), -1.0));
+  if (needs[0]) dx = add(sub(sigmoid(x), t), mul(mul(extra, t), add(sigmoid(x), -1.0)));
+  if (needs[1]) dt = add(neg(x), mul(extra, softplus(neg(x))));
+  return {dx, dt};
+}
+
+}  // namespace
+
 Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& targets,
                                           const BCEWithLogitsOptions& options) {
   constexpr const char* op = "binary_cross_entropy_with_logits";
@@ -146,23 +184,17 @@ Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable
   }
   const Tensor& p = options.pos_weight;
   // Each element's loss; dloss/dx needs x and t, dloss/dt only x, so t is kept only if x needs its gradient.
-  const Variable per_element =
-      record(op, binary_cross_entropy_with_logits(logits.data(), targets.data(), p), {logits, targets},
-             [sx = SavedTensor(logits), st = save_if(targets, logits.requires_grad()), p](
-                 const Variable& g, NeedsGrad needs) -> VariableGrads {
-               const Variable x = sx.variable();
-               if (!p.defined()) {  // σ(x) - t and -x
-                 return {needs[0] ? mul(sub(sigmoid(x), st.variable()), g) : Variable(),
-                         needs[1] ? mul(neg(x), g) : Variable()};
-               }
-               // σ(x) - t + (p - 1)·t·(σ(x) - 1), and -x + (p - 1)·softplus(-x)
-               const Variable extra(add(p.to(x.dtype()), -1.0));
-               return {needs[0] ? mul(add(sub(sigmoid(x), st.variable()),
-                                          mul(mul(extra, st.variable()), add(sigmoid(x), -1.0))),
-                                      g)
-                                : Variable(),
-                       needs[1] ? mul(add(neg(x), mul(extra, softplus(neg(x)))), g) : Variable()};
-             });
+  const Variable per_element = record(
+      op, binary_cross_entropy_with_logits(logits.data(), targets.data(), p), {logits, targets},
+      [sx = SavedTensor(logits), st = save_if(targets, logits.requires_grad()), p](
+          const Variable& g, NeedsGrad needs) -> VariableGrads {
+        const auto [dx, dt] = bce_with_logits_slopes(sx.variable(), st.variable(), p, {needs[0], needs[1]});
+        return {needs[0] ? mul(dx, g) : Variable(), needs[1] ? mul(dt, g) : Variable()};
+      },
+      [&](const Tangents& t) {
+        const auto [dx, dt] = bce_with_logits_slopes(logits, targets, p, {t.has(0), t.has(1)});
+        return t.sum({t.has(0) ? dx * t[0] : Variable(), t.has(1) ? dt * t[1] : Variable()});
+      });
   return reduce(
       options.weight.defined() ? mul(per_element, Variable(options.weight.to(logits.dtype()))) : per_element,
       options.reduction);
@@ -172,9 +204,6 @@ Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable
 // from their parts ----
 
 namespace {
-
-// ---- the regression losses and nll_loss: compositions of differentiable ops, so every derivative comes
-// from their parts ----
 
 // input - target, once both are checked: defined, one shape.
 Variable difference(const char* op, const Variable& input, const Variable& target) {

@@ -9,26 +9,31 @@ namespace minigrad {
 
 Variable matmul(const Variable& a, const Variable& b) {
   // Each operand is kept only if the other needs its gradient (dL/dA uses only B, dL/dB only A).
-  return record("matmul", matmul(a.data(), b.data()), {a, b},
-                [sa = save_if(a, b.requires_grad()), sb = save_if(b, a.requires_grad()), shape_a = a.shape(),
-                 shape_b = b.shape()](const Variable& g, NeedsGrad needs) -> VariableGrads {
-                  // g: [..., M, N]
-                  Variable ga, gb;
-                  // dL/dA = g·Bᵀ, B: [..., K, N]
-                  if (needs[0]) ga = sum_to(matmul(g, transpose(sb.variable(), -1, -2)), shape_a);
-                  if (needs[1]) {
-                    const Variable a = sa.variable();  // [..., M, K]
-                    if (shape_b.rank() == 2 && a.rank() > 2) {
-                      // A weight shared by every row of a batch: fold the batch into the rows, one
-                      // [K, B·M]·[B·M, N] product instead of a batched product summed afterwards.
-                      const int64_t k = a.shape().back(), n = g.shape().back();
-                      gb = matmul(transpose(reshape(a, {-1, k}), 0, 1), reshape(g, {-1, n}));
-                    } else {
-                      gb = sum_to(matmul(transpose(a, -1, -2), g), shape_b);
-                    }
-                  }
-                  return {ga, gb};
-                });
+  return record(
+      "matmul", matmul(a.data(), b.data()), {a, b},
+      [sa = save_if(a, b.requires_grad()), sb = save_if(b, a.requires_grad()), shape_a = a.shape(),
+       shape_b = b.shape()](const Variable& g, NeedsGrad needs) -> VariableGrads {
+        // g: [..., M, N]
+        Variable ga, gb;
+        // dL/dA = g·Bᵀ, B: [..., K, N]
+        if (needs[0]) ga = sum_to(matmul(g, transpose(sb.variable(), -1, -2)), shape_a);
+        if (needs[1]) {
+          const Variable a = sa.variable();  // [..., M, K]
+          if (shape_b.rank() == 2 && a.rank() > 2) {
+            // A weight shared by every row of a batch: fold the batch into the rows, one
+            // [K, B·M]·[B·M, N] product instead of a batched product summed afterwards.
+            const int64_t k = a.shape().back(), n = g.shape().back();
+            gb = matmul(transpose(reshape(a, {-1, k}), 0, 1), reshape(g, {-1, n}));
+          } else {
+            gb = sum_to(matmul(transpose(a, -1, -2), g), shape_b);
+          }
+        }
+        return {ga, gb};
+      },
+      // (AB)˙ = ȦB + AḂ
+      [&](const Tangents& t) {
+        return t.sum({t.has(0) ? matmul(t[0], b) : Variable(), t.has(1) ? matmul(a, t[1]) : Variable()});
+      });
 }
 
 Variable linear(const Variable& x, const Variable& weight, const Variable& bias) {
@@ -47,6 +52,11 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
         }
         if (needs[2]) grads[2] = sum_to(g, Shape{out});  // each output's bias gets the sum over its rows
         return grads;
+      },
+      [&](const Tangents& t) {  // ẋ·Wᵀ + x·Ẇᵀ + ḃ
+        return t.sum({t.has(0) ? matmul(t[0], transpose(weight, 0, 1)) : Variable(),
+                      t.has(1) ? matmul(x, transpose(t[1], 0, 1)) : Variable(),
+                      t.has(2) ? t[2] : Variable()});
       });
 }
 

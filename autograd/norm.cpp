@@ -20,6 +20,25 @@ Variable unreduced(const Variable& y, const Shape& from, const Shape& dims, bool
   return reshape(y, shape);
 }
 
+// d‖x‖/dx, x's shape: the gradient's and the tangent's one computation.
+Variable norm_slope(const Variable& x, double p, const Shape& dims) {
+  const Variable sign_of_x(sign(x.data()));  // a constant: its slope is 0
+  if (std::isinf(p)) {
+    // The elements at the norm share the slope: a mask over their count (0 if the norm is 0, where the
+    // mask would hold every element).
+    const Tensor y = norm(x.data(), p, dims, true);
+    const Tensor at_max = eq(abs(x.data()), y).to(x.dtype());
+    const Tensor share = masked_fill(div(at_max, sum(at_max, dims, true)), eq(y, 0.0), 0.0);
+    return mul(sign_of_x, Variable(share));
+  }
+  // sign(x)·|x|^(p-1) · ‖x‖^(1-p), the norm computed again as a Variable so that the slope has a
+  // derivative; where it is 0 the slope is 0.
+  const Variable y = norm(x, p, dims, true);
+  const Variable scale = masked_fill(pow(y, 1 - p), eq(y.data(), 0.0), 0.0);
+  const Variable direction = p == 2 ? x : p == 1 ? sign_of_x : mul(sign_of_x, pow(abs(x), p - 1));
+  return mul(direction, scale);
+}
+
 }  // namespace
 
 Variable norm(const Variable& x, double p, const Shape& dims, bool keepdim) {
@@ -27,23 +46,9 @@ Variable norm(const Variable& x, double p, const Shape& dims, bool keepdim) {
       "norm", norm(x.data(), p, dims, keepdim), {x},
       [sx = SavedTensor(x), p, dims, keepdim](const Variable& g, NeedsGrad) -> VariableGrads {
         const Variable in = sx.variable();
-        const Variable gb = unreduced(g, in.shape(), dims, keepdim);  // broadcasts against x
-        const Variable sign_of_x(sign(in.data()));                    // a constant: its slope is 0
-        if (std::isinf(p)) {
-          // The elements at the norm share the gradient: a mask over their count (0 if the
-          // norm is 0, where the mask would hold every element).
-          const Tensor y = norm(in.data(), p, dims, true);
-          const Tensor at_max = eq(abs(in.data()), y).to(in.dtype());
-          const Tensor share = masked_fill(div(at_max, sum(at_max, dims, true)), eq(y, 0.0), 0.0);
-          return {mul(mul(gb, sign_of_x), Variable(share))};
-        }
-        // sign(x)·|x|^(p-1) · ‖x‖^(1-p), the norm computed again as a Variable so that the
-        // gradient has one; where it is 0 the gradient is 0.
-        const Variable y = norm(in, p, dims, true);
-        const Variable scale = masked_fill(pow(y, 1 - p), eq(y.data(), 0.0), 0.0);
-        const Variable direction = p == 2 ? in : p == 1 ? sign_of_x : mul(sign_of_x, pow(abs(in), p - 1));
-        return {mul(mul(gb, direction), scale)};
-      });
+        return {mul(unreduced(g, in.shape(), dims, keepdim), norm_slope(in, p, dims))};
+      },
+      [&](const Tangents& t) { return sum(norm_slope(x, p, dims) * t[0], dims, keepdim); });
 }
 
 Variable norm(const Variable& x, double p) {

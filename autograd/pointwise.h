@@ -82,14 +82,21 @@ namespace detail {
 // The named backward op: g·f(v), one fused pass, recorded with its own derivative (see the top).
 template <typename F>
 Variable pointwise_backward(const char* name, const Variable& g, const Variable& v, F f) {
-  return record(name, mul_map(name, g.data(), v.data(), f), {g, v},
-                [name, f, sg = save_if(g, v.requires_grad()), sv = SavedTensor(v)](
-                    const Variable& gg, NeedsGrad needs) -> VariableGrads {
-                  const Variable v = sv.variable();
-                  const Variable one(Tensor::ones(v.shape(), v.dtype()));
-                  return {needs[0] ? pointwise_backward(name, gg, v, f) : Variable(),
-                          needs[1] ? gg * sg.variable() * f(Dual{v, one}).slope : Variable()};
-                });
+  return record(
+      name, mul_map(name, g.data(), v.data(), f), {g, v},
+      [name, f, sg = save_if(g, v.requires_grad()), sv = SavedTensor(v)](const Variable& gg,
+                                                                         NeedsGrad needs) -> VariableGrads {
+        const Variable v = sv.variable();
+        const Variable one(Tensor::ones(v.shape(), v.dtype()));
+        return {needs[0] ? pointwise_backward(name, gg, v, f) : Variable(),
+                needs[1] ? gg * sg.variable() * f(Dual{v, one}).slope : Variable()};
+      },
+      [&](const Tangents& t) {  // ġ·f(v) + g·v̇·f'(v)
+        if (!t.has(1)) return pointwise_backward(name, t[0], v, f);
+        const Variable one(Tensor::ones(v.shape(), v.dtype()));
+        return t.sum(
+            {t.has(0) ? pointwise_backward(name, t[0], v, f) : Variable(), g * t[1] * f(Dual{v, one}).slope});
+      });
 }
 
 }  // namespace detail
@@ -98,15 +105,23 @@ Variable pointwise_backward(const char* name, const Variable& g, const Variable&
 template <typename F>
 Variable pointwise(PointwiseNames names, const Variable& x, Tensor y, DerivativeOf of, F f) {
   if (of == DerivativeOf::Output) {
-    return record(names.op, y, {x},
-                  [names, f, sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
-                    return {detail::pointwise_backward(names.backward_op, g, sy.output_variable(needs), f)};
-                  });
+    return record(
+        names.op, y, {x},
+        [names, f, sy = SavedTensor(y)](const Variable& g, NeedsGrad needs) -> VariableGrads {
+          return {detail::pointwise_backward(names.backward_op, g, sy.output_variable(needs), f)};
+        },
+        [&](const Tangents& t) {  // ẋ·f(y)
+          return detail::pointwise_backward(names.backward_op, t[0], t.output(), f);
+        });
   }
-  return record(names.op, std::move(y), {x},
-                [names, f, sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
-                  return {detail::pointwise_backward(names.backward_op, g, sx.variable(), f)};
-                });
+  return record(
+      names.op, std::move(y), {x},
+      [names, f, sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+        return {detail::pointwise_backward(names.backward_op, g, sx.variable(), f)};
+      },
+      [&](const Tangents& t) {  // ẋ·f(x)
+        return detail::pointwise_backward(names.backward_op, t[0], x, f);
+      });
 }
 
 }  // namespace minigrad

@@ -35,7 +35,9 @@ namespace {
 // The output (or input) unchanged, recorded as an op of its own: a node where a gradient can be caught
 // that belongs to this call alone (the input's own node may feed other ops too).
 Variable identity(const char* op, const Variable& x) {
-  return record(op, x.data(), {x}, [](const Variable& g, NeedsGrad) -> VariableGrads { return {g}; });
+  return record(
+      op, x.data(), {x}, [](const Variable& g, NeedsGrad) -> VariableGrads { return {g}; },
+      [](const Tangents& t) { return t[0]; });
 }
 
 // Calls the module's backward hooks in order, each with the previous one's gradients; returns the last.

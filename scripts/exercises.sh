@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 tasks=(01_sigmoid_backward 02_sum_to 03_topological_order 04_accumulate_into_leaf 05_matmul_backward
-  06_cross_entropy_backward 07_linear_and_sgd 08_adam_step)
+  06_cross_entropy_backward 07_linear_and_sgd 08_adam_step 09_forward_mode)
 if [ $# -gt 0 ]; then
   if ! [[ "$1" =~ ^[0-9]+$ ]] || [ $((10#$1)) -lt 1 ] || [ $((10#$1)) -gt ${#tasks[@]} ]; then
     echo "usage: scripts/exercises.sh [task number, 1 to ${#tasks[@]}]" >&2

@@ -6,7 +6,8 @@
 // Tensor inside x) and hands it to record() with its inputs and its backward function, written right
 // under it. The backward gets g = d loss / d output and returns d loss / d input, one per input. It is
 // written with differentiable ops on Variables, so it can be differentiated in turn: that gives second
-// derivatives, which gradgradcheck checks.
+// derivatives, which gradgradcheck checks. The last argument, the tangent rule, is forward mode's
+// derivative: the output's tangent from the input's, ẏ = softplus'(x)·ẋ (docs/forward-mode.md).
 //
 //   minigrad-basics-custom-op
 #include <iostream>
@@ -21,9 +22,12 @@ Variable my_softplus(const Variable& x) {
   const Tensor& v = x.data();
   Tensor y = add(relu(v), log(add(exp(neg(abs(v))), 1.0)));
   // SavedTensor(x) keeps what the backward needs (x), and notices if x is modified in place before it.
-  return record("softplus", y, {x}, [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
-    return {mul(g, sigmoid(sx.variable()))};  // d/dx log(1 + eˣ) = eˣ / (1 + eˣ) = sigmoid(x)
-  });
+  return record(
+      "softplus", y, {x},
+      [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+        return {mul(g, sigmoid(sx.variable()))};  // d/dx log(1 + eˣ) = eˣ / (1 + eˣ) = sigmoid(x)
+      },
+      [&](const Tangents& t) { return mul(t[0], sigmoid(x)); });  // ẏ = sigmoid(x)·ẋ
 }
 
 int main() {
@@ -42,4 +46,6 @@ int main() {
   auto f = [](const std::vector<Variable>& in) { return my_softplus(in[0]); };
   std::cout << "gradcheck:     " << (gradcheck(f, {a}).passed ? "passed" : "FAILED") << "\n";
   std::cout << "gradgradcheck: " << (gradgradcheck(f, {a}).passed ? "passed" : "FAILED") << "\n";
+  // forward_gradcheck checks the tangent rule the same way: J·v against central differences along v.
+  std::cout << "forward_gradcheck: " << (forward_gradcheck(f, {a}).passed ? "passed" : "FAILED") << "\n";
 }

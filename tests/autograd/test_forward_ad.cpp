@@ -40,7 +40,62 @@ BOOST_AUTO_TEST_CASE(every_catalogue_case_against_reverse_mode_and_central_diffe
     const checks::Check check = c.make(g);
     const GradcheckResult r = forward_gradcheck(check.f, check.inputs);
     BOOST_TEST(r.passed, c.name << ": " << r.report());
+    // Every op in it used a tangent rule of its own: none fell back to its backward.
+    BOOST_TEST(r.tangents_through_backward == 0, c.name << ": " << r.tangents_through_backward
+                                                        << " ops took their tangent through their backward");
   }
+}
+
+BOOST_AUTO_TEST_CASE(every_catalogue_case_forward_over_reverse) {
+  // The tangents of each case's gradient, grad(f(x), x, v, create_graph), whose ops are the backward
+  // functions' ops and the named backward ops (tanh_backward, ...): their tangent rules, second order.
+  for (const checks::GradcheckCase& c : checks::gradcheck_cases()) {
+    Generator generator(7);
+    const checks::Check check = c.make(generator);
+    const GradcheckResult r = gradgradcheck(check.f, check.inputs, {.seed = 3, .check_forward_ad = true});
+    BOOST_TEST(r.passed, c.name << " on " << checks::shapes_of(check) << ": " << r.report());
+    BOOST_TEST(r.check == "gradgradcheck and forward over reverse", c.name << ": " << r.check);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_op_without_a_rule_takes_its_tangent_through_its_backward) {
+  // The fallback: an op that gives record() no tangent rule still carries the right tangent, computed
+  // from its backward, and forward_gradcheck counts it.
+  const auto cube = [](const std::vector<Variable>& in) {
+    return record("cube", pow(in[0].data(), 3.0), {in[0]},
+                  [sx = SavedTensor(in[0])](const Variable& g, NeedsGrad) -> VariableGrads {
+                    return {g * sx.variable() * sx.variable() * 3.0};
+                  });
+  };
+  const Variable x = random_normal({4}, 10, /*requires_grad=*/true);
+  const GradcheckResult r =
+      forward_gradcheck([&](const std::vector<Variable>& in) { return exp(cube(in)); }, {x});
+  BOOST_TEST(r.passed, r.report());
+  BOOST_TEST(r.tangents_through_backward == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_wrong_tangent_rule_is_caught_and_a_misshapen_one_named) {
+  // A cube whose rule is 1% off: reverse mode passes, forward_gradcheck does not.
+  const auto cube_with_rule = [](double factor, bool misshapen) {
+    return [=](const std::vector<Variable>& in) {
+      const Variable& x = in[0];
+      return record(
+          "cube", pow(x.data(), 3.0), {x},
+          [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
+            return {g * sx.variable() * sx.variable() * 3.0};
+          },
+          [&](const Tangents& t) { return misshapen ? sum(t[0]) : t[0] * x * x * factor; });
+    };
+  };
+  const Variable x = random_normal({4}, 11, /*requires_grad=*/true);
+  BOOST_TEST(forward_gradcheck(cube_with_rule(3.0, false), {x}).passed);
+  BOOST_TEST(gradcheck(cube_with_rule(3.03, false), {x}).passed);
+  const GradcheckResult wrong = forward_gradcheck(cube_with_rule(3.03, false), {x});
+  BOOST_TEST(!wrong.passed);
+  BOOST_TEST(wrong.tangents_through_backward == 0);
+  expect_error<Error>(
+      [&] { forward_gradcheck(cube_with_rule(3.0, true), {x}); },
+      "cube: its tangent rule gave a float64 tangent of shape [] for a float64 output of shape [4]");
 }
 
 BOOST_AUTO_TEST_CASE(forward_gradcheck_catches_a_wrong_tangent) {

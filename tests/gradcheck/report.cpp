@@ -41,10 +41,11 @@ int main(int argc, char** argv) {
   if (!second_order) {
     std::printf(
         "forward mode: J·v along a random tangent against central differences and reverse mode; "
-        "every op's tangent comes through its backward (autograd/forward_ad.h)\n\n");
+        "\"tangents\" says whether every op used its tangent rule, or how many ops had none and took "
+        "their tangent through their backward (autograd/forward_ad.h)\n\n");
   }
-  std::printf("%-52s %-26s %12s %12s %12s  %s\n", "op or layer", "input shapes", "max abs err", "max rel err",
-              "forward err", "result");
+  std::printf("%-52s %-26s %12s %12s %12s %-17s %s\n", "op or layer", "input shapes", "max abs err",
+              "max rel err", "forward err", "tangents", "result");
   int checked = 0, failed = 0;
   for (const checks::GradcheckCase& c : checks::gradcheck_cases()) {
     if (!filter.empty() && c.name.find(filter) == std::string::npos) continue;
@@ -59,10 +60,19 @@ int main(int argc, char** argv) {
       const bool passed = r.passed && forward.passed;
       ++checked;
       failed += !passed;
-      char forward_error[16] = "-";
-      if (!second_order) std::snprintf(forward_error, sizeof forward_error, "%.2e", forward.max_abs_error);
-      std::printf("%-52s %-26s %12.2e %12.2e %12s  %s\n", c.name.c_str(), checks::shapes_of(check).c_str(),
-                  r.max_abs_error, r.max_rel_error, forward_error, passed ? "pass" : "FAIL");
+      char forward_error[16] = "-", tangents[32] = "-";
+      if (!second_order) {
+        std::snprintf(forward_error, sizeof forward_error, "%.2e", forward.max_abs_error);
+        if (forward.tangents_through_backward == 0) {
+          std::snprintf(tangents, sizeof tangents, "rules");
+        } else {
+          std::snprintf(tangents, sizeof tangents, "%lld via backward",
+                        static_cast<long long>(forward.tangents_through_backward));
+        }
+      }
+      std::printf("%-52s %-26s %12.2e %12.2e %12s %-17s %s\n", c.name.c_str(),
+                  checks::shapes_of(check).c_str(), r.max_abs_error, r.max_rel_error, forward_error, tangents,
+                  passed ? "pass" : "FAIL");
       if (!r.passed) std::printf("    %s\n", r.report().c_str());
       if (!forward.passed) std::printf("    %s\n", forward.report().c_str());
     }

@@ -1,0 +1,93 @@
+// Task 9's checks: my_logsumexp's tangent rule against central differences and reverse mode, and that it
+// is the rule that gives the tangent; my_jvp against the double-backward jvp, on a composition.
+#define BOOST_TEST_MODULE exercise_09_forward_mode
+#include <boost/test/unit_test.hpp>
+
+#include "exercises/09_forward_mode.h"
+#include "exercises/tests/checks.h"
+
+using namespace minigrad;
+using namespace minigrad::exercises;
+
+namespace {
+
+Variable apply(const std::vector<Variable>& in) {
+  return my_logsumexp(in[0]);
+}
+
+const char* const kRuleHint =
+    "ẏ[n] = Σ_c softmax(x)[n][c]·ẋ[n][c]: the weights the backward spreads g by, summed against t[0] over "
+    "each row (sum over dim 1), a tangent of shape (N)";
+
+// f(x) = my_logsumexp(tanh(x·W)): a composition of minigrad's ops and yours.
+struct Composition {
+  Variable w;
+  Variable operator()(const Variable& x) const { return my_logsumexp(tanh(matmul(x, w))); }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(tangent_matches_central_differences_and_reverse_mode) {
+  Generator gen(1);
+  GradcheckResult r;
+  if (runs_without_error(kRuleHint, [&] { r = forward_gradcheck(apply, {random_leaf({3, 5}, gen, 2.0)}); })) {
+    BOOST_TEST(r.passed, r.report() << ". " << kRuleHint);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_tangent_comes_from_the_rule) {
+  // Without a rule, record() takes the tangent through the backward (correct, but two passes): the rule
+  // must be the one that ran.
+  Generator gen(2);
+  GradcheckResult r;
+  if (runs_without_error(kRuleHint, [&] { r = forward_gradcheck(apply, {random_leaf({2, 4}, gen)}); })) {
+    BOOST_TEST(r.tangents_through_backward == 0,
+               "the tangent came through the backward: give record() the "
+               "tangent rule as its last argument");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(large_inputs_give_finite_tangents) {
+  // Rows of size 1000 and more: exp(x) overflows, softmax (which subtracts each row's largest) does not.
+  const Tensor x = Tensor::from_values({1000, 1001, 999, -5, 0, 5}, {2, 3}, DType::Float64);
+  const Tensor v = Tensor::from_values({1, 2, 3, 1, 1, 1}, {2, 3}, DType::Float64);
+  forward_ad::DualLevel level;
+  Variable tangent;
+  if (!runs_without_error(kRuleHint, [&] {
+        tangent = forward_ad::unpack_dual(my_logsumexp(forward_ad::make_dual(x, v))).tangent;
+      })) {
+    return;
+  }
+  // Row 0: softmax weights of (1000, 1001, 999) against (1, 2, 3); row 1: v is 1 everywhere, so 1.
+  const Tensor weights = softmax(Tensor::from_values({0, 1, -1}, {1, 3}, DType::Float64), 1);
+  const double row0 = sum(mul(weights, Tensor::from_values({1, 2, 3}, {1, 3}, DType::Float64))).item();
+  BOOST_TEST(close(tangent.data(), Tensor::from_values({row0, 1}, {2}, DType::Float64)),
+             "the tangent at large x is " << tangent.data() << ": " << kRuleHint
+                                          << ", with softmax (not exp(x) / Σ exp(x), which overflows)");
+}
+
+BOOST_AUTO_TEST_CASE(jvp_of_a_composition_matches_the_double_backward_one) {
+  Generator gen(3);
+  const Composition f{Variable(Tensor::normal({4, 3}, 0, 1, DType::Float64, &gen))};
+  const Variable x(Tensor::normal({2, 4}, 0, 1, DType::Float64, &gen));
+  const Variable v(Tensor::normal({2, 4}, 0, 1, DType::Float64, &gen));
+  // functional::jvp takes J·v by two backward passes (the double-backward trick), not by forward mode.
+  const Tensor expected = functional::jvp(f, x, v).product.data();
+  const Variable jv = my_jvp(f, x, v);
+  BOOST_TEST(close(jv.data(), expected),
+             "my_jvp gave " << describe(jv.data()) << " " << jv.data() << ", not J·v " << expected
+                            << ": make_dual(x, v), call f, unpack_dual's tangent");
+}
+
+BOOST_AUTO_TEST_CASE(jvp_ends_its_level_and_handles_a_constant_function) {
+  const Variable x(Tensor::from_values({1, 2}, {1, 2}, DType::Float64));
+  const Variable v(Tensor::from_values({1, 0}, {1, 2}, DType::Float64));
+  // f does not depend on x: J = 0.
+  const Variable zero =
+      my_jvp([](const Variable&) { return Variable(Tensor::ones({3}, DType::Float64)); }, x, v);
+  BOOST_TEST(close(zero.data(), Tensor::zeros({3}, DType::Float64)),
+             "for an f that does not read x, J·v is zeros of f(x)'s shape, got " << describe(zero.data()));
+  // The level ended with my_jvp: a new one can start, and x carries no tangent.
+  forward_ad::DualLevel another;
+  BOOST_TEST(!forward_ad::unpack_dual(x).tangent.defined(), "x still carries a tangent after my_jvp");
+}
