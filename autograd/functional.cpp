@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "minigrad/autograd/forward_ad.h"
 #include "minigrad/autograd/functions.h"
 #include "minigrad/autograd/grad.h"
 #include "minigrad/autograd/grad_mode.h"
@@ -313,7 +314,28 @@ Products vhp(const Function& f, const std::vector<Variable>& inputs, const std::
 
 Products hvp(const Function& f, const std::vector<Variable>& inputs, const std::vector<Variable>& v,
              Options options) {
-  return hessian_product("hvp", Side::Right, f, inputs, v, options);
+  if (options.mode == Mode::Reverse) return hessian_product("hvp", Side::Right, f, inputs, v, options);
+  // Forward over reverse: the inputs carry v as tangents, and so, through its recorded ops, does f's
+  // gradient; its tangent is H·v.
+  constexpr const char* op = "hvp";
+  if (options.strict) throw ValueError(op, "strict is not supported with Mode::Forward (as in PyTorch)");
+  if (options.create_graph) {
+    throw ValueError(op,
+                     "create_graph is not supported with Mode::Forward: forward mode's tangents carry no "
+                     "graph");
+  }
+  const std::vector<Variable> xs = differentiable_inputs(op, inputs, /*create_graph=*/false);
+  const std::vector<Variable> along = directions(op, v, xs, "input");
+  const forward_ad::DualLevel level;
+  std::vector<Variable> duals;
+  for (size_t i = 0; i < xs.size(); ++i) duals.push_back(forward_ad::make_dual(xs[i], along[i]));
+  const ValueAndGradient g = value_and_gradient(op, f, duals, /*strict=*/false);
+  std::vector<Variable> products;
+  for (size_t i = 0; i < g.gradient.size(); ++i) {
+    const Variable t = g.gradient[i].defined() ? forward_ad::unpack_dual(g.gradient[i]).tangent : Variable();
+    products.push_back(t.defined() ? t : Variable(Tensor::zeros(xs[i].shape(), xs[i].dtype())));
+  }
+  return {results({g.value}, false), results(std::move(products), false)};
 }
 
 Product vjp(const UnaryFunction& f, const Variable& input, const Variable& v, Options options) {

@@ -34,7 +34,9 @@ using UnaryFunction = std::function<Variable(const Variable& input)>;
 
 // How jacobian() and hessian() build their matrix: a row at a time (one vjp per output element;
 // PyTorch's default) or a column at a time (one jvp per input element). Few outputs favour rows, few
-// inputs columns.
+// inputs columns. How hvp() takes H·v: the jvp of the recorded gradient by a second backward pass
+// (reverse over reverse, as PyTorch's torch.autograd.functional.hvp), or forward over reverse, the
+// inputs carrying v as tangents through f and its gradient (forward_ad; as torch.func's).
 enum class Mode { Reverse, Forward };
 
 struct Options {
@@ -42,7 +44,8 @@ struct Options {
   bool create_graph = false;
   // An output that does not depend on an input is an error rather than a zero derivative.
   bool strict = false;
-  // jacobian() and hessian() only: rows or columns.
+  // jacobian(), hessian() and hvp() only (above). Mode::Forward takes neither strict nor, for hvp,
+  // create_graph: forward mode's tangents carry no graph.
   Mode mode = Mode::Reverse;
 };
 

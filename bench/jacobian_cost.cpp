@@ -7,7 +7,8 @@
 //   forward: n passes of f, the input carrying the tangent e_j in the j-th (forward_ad): J's columns
 //   reverse: one recorded pass of f, then m backward passes from e_i (grad, retain_graph): J's rows
 // and, for the cost of carrying a tangent, one pass of f three ways: recording nothing, recorded (the
-// input requires grad, as for a backward pass), and with a tangent. The two Jacobians are compared.
+// input requires grad, as for a backward pass), and with a tangent. The two Jacobians are compared. Then
+// H·v of Σ f(x)² by functional::hvp, forward over reverse and reverse over reverse.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -77,6 +78,11 @@ int main(int argc, char** argv) {
       static_cast<long long>(hidden), num_threads(), rounds);
   std::printf("%5s %5s | %12s %12s %8s | %12s %12s %12s | %s\n", "n", "m", "forward ms", "reverse ms",
               "fwd/rev", "pass us", "recorded us", "tangent us", "max |J_fwd - J_rev|");
+  struct HessianProduct {
+    int64_t n, m;
+    double forward, reverse;
+  };
+  std::vector<HessianProduct> hessian_products;
   for (const std::string& size : sizes) {
     const size_t x_at = size.find('x');
     if (x_at == std::string::npos) {
@@ -93,6 +99,14 @@ int main(int argc, char** argv) {
     const auto time = [&](const std::function<void()>& run) {
       return bench::seconds_per_call(run, batch_seconds, rounds);
     };
+    const auto time_hvp = [&](const Network& net, const Tensor& at, functional::Mode mode) {
+      const auto g = [&](const Variable& z) {
+        const Variable y = net(z);
+        return sum(y * y);
+      };
+      const Variable v(Tensor::ones(at.shape(), F64));
+      return time([&] { functional::hvp(g, Variable(at), v, {.mode = mode}); });
+    };
     const double forward = time([&] { jacobian_forward(f, x); });
     const double reverse = time([&] { jacobian_reverse(f, x, m); });
     const double pass = time([&] { f(Variable(x)); });
@@ -104,5 +118,12 @@ int main(int argc, char** argv) {
     std::printf("%5lld %5lld | %12.3f %12.3f %8.2f | %12.1f %12.1f %12.1f | %.1e\n",
                 static_cast<long long>(n), static_cast<long long>(m), forward * 1e3, reverse * 1e3,
                 forward / reverse, pass * 1e6, recorded * 1e6, with_tangent * 1e6, difference);
+    hessian_products.push_back(
+        {n, m, time_hvp(f, x, functional::Mode::Forward), time_hvp(f, x, functional::Mode::Reverse)});
+  }
+  std::printf("\nH·v of g(x) = Σ f(x)², functional::hvp (us): forward over reverse, reverse over reverse\n");
+  for (const auto& [n, m, forward, reverse] : hessian_products) {
+    std::printf("%5lld %5lld | %12.1f %12.1f %8.2f\n", static_cast<long long>(n), static_cast<long long>(m),
+                forward * 1e6, reverse * 1e6, forward / reverse);
   }
 }

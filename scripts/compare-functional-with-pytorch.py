@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Recomputes what minigrad-functional-reference saved with PyTorch 1.13's torch.autograd.functional
 (Debian's python3-torch), in float64: each case's Jacobian (minigrad's built both ways against PyTorch's),
-vjp and jvp, and for the functions with one result of one element the Hessian (both ways), hvp and vhp.
+vjp and jvp, and for the functions with one result of one element the Hessian (both ways), hvp (both
+ways: reverse over reverse, forward over reverse) and vhp.
 Prints the largest difference per file; exits 1 if any exceeds 1e-10.
 
   build/release/examples/minigrad-functional-reference --out /tmp/functional
@@ -76,9 +77,10 @@ def compare(path):
             for j in range(len(xs)):
                 for way in ('hessian', 'hessian_forward'):
                     diffs[f'{way}.{i}.{j}'] = max_diff(hessian[i][j], t[f'{way}.{i}.{j}'])
-        for name, transform in (('hvp', AF.hvp), ('vhp', AF.vhp)):
+        for names, transform in ((('hvp', 'hvp_forward'), AF.hvp), (('vhp',), AF.vhp)):
             for i, g in enumerate(transform(scalar, xs, vs)[1]):
-                diffs[f'{name}.{i}'] = max_diff(g, t[f'{name}.{i}'])
+                for name in names:  # minigrad's hvp both ways, reverse over reverse and forward over reverse
+                    diffs[f'{name}.{i}'] = max_diff(g, t[f'{name}.{i}'])
     return diffs
 
 

@@ -9,7 +9,7 @@
 // layer's parameters under layer.<PyTorch's name>); the directions u.<k> (one per output) and v.<i> (one
 // per input); the outputs y.<k>; jacobian.<k>.<i> built a row at a time and jacobian_forward.<k>.<i> a
 // column at a time; vjp.<i> and jvp.<k>; and, for a function with one result of one element,
-// hessian.<i>.<j> (both ways), hvp.<i> and vhp.<i>.
+// hessian.<i>.<j> (both ways), hvp.<i> (both ways) and vhp.<i>.
 //
 //   minigrad-functional-reference --out /tmp/functional
 //   /usr/bin/python3 scripts/compare-functional-with-pytorch.py /tmp/functional
@@ -79,6 +79,8 @@ void write_case(const Case& c, const std::string& folder) {
     add_blocks(out, "hessian_forward",
                functional::hessian(c.f, c.inputs, {.mode = functional::Mode::Forward}));
     add_list(out, "hvp", functional::hvp(c.f, c.inputs, v).products);
+    add_list(out, "hvp_forward",
+             functional::hvp(c.f, c.inputs, v, {.mode = functional::Mode::Forward}).products);
     add_list(out, "vhp", functional::vhp(c.f, c.inputs, v).products);
   }
   const std::string path = folder + "/functional_" + c.name + ".safetensors";

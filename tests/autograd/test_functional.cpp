@@ -150,6 +150,17 @@ BOOST_AUTO_TEST_CASE(hvp_and_vhp_are_the_hessian_times_a_vector) {
   BOOST_TEST(value.item() == f(x).item());
   BOOST_TEST(max_difference(hvp.data(), hv) < 1e-13);
   BOOST_TEST(max_difference(functional::vhp(f, x, v).product.data(), vh) < 1e-13);
+  // Forward over reverse: v as x's tangent, carried through f and its gradient.
+  const auto [forward_value, forward_hvp] = functional::hvp(f, x, v, {.mode = functional::Mode::Forward});
+  BOOST_TEST(forward_value.item() == f(x).item());
+  BOOST_TEST(max_difference(forward_hvp.data(), hv) < 1e-13);
+  BOOST_TEST(!forward_ad::unpack_dual(forward_hvp).tangent.defined());
+  expect_error<ValueError>(
+      [&] { functional::hvp(f, x, v, {.create_graph = true, .mode = functional::Mode::Forward}); },
+      "hvp: create_graph is not supported with Mode::Forward: forward mode's tangents carry no graph");
+  expect_error<ValueError>(
+      [&] { functional::hvp(f, x, v, {.strict = true, .mode = functional::Mode::Forward}); },
+      "hvp: strict is not supported with Mode::Forward (as in PyTorch)");
 }
 
 BOOST_AUTO_TEST_CASE(several_inputs_in_the_hessian_and_the_products) {
@@ -168,6 +179,10 @@ BOOST_AUTO_TEST_CASE(several_inputs_in_the_hessian_and_the_products) {
   // (H v)_a = 2b ⊙ va + 2a ⊙ vb, (H v)_b = 2a ⊙ va.
   BOOST_TEST(max_difference(hv[0].data(), (b.data() * va.data() + a.data() * vb.data()) * 2.0) < 1e-15);
   BOOST_TEST(max_difference(hv[1].data(), a.data() * va.data() * 2.0) < 1e-15);
+  const auto [forward_values, forward_hv] =
+      functional::hvp(f, {a, b}, {va, vb}, {.mode = functional::Mode::Forward});
+  BOOST_TEST(max_difference(forward_hv[0].data(), hv[0].data()) < 1e-15);
+  BOOST_TEST(max_difference(forward_hv[1].data(), hv[1].data()) < 1e-15);
 }
 
 BOOST_AUTO_TEST_CASE(create_graph_lets_a_result_be_differentiated_again) {
