@@ -61,7 +61,9 @@ Variable embedding(const Variable& weight, const Tensor& ids, const EmbeddingFun
           return {Variable(embedding_backward_row_sparse(g.data(), ids.get(), vocab, padding_idx))};
         return {embedding_backward(g, ids.get(), vocab, padding_idx)};
       },
-      [&](const Tangents& t) { return reshape(embedding(t[0], flat), out_shape); });  // ẇ's rows
+      // ẇ's rows, the padding row's too, as PyTorch's: the output there is that row, so J·v includes it,
+      // though the backward gives the row no gradient (a training convention, not a derivative)
+      [&](const Tangents& t) { return reshape(embedding(t[0], flat), out_shape); });
 }
 
 }  // namespace minigrad

@@ -1,7 +1,8 @@
-// Forward mode: the level that owns the tangents, dual values, and the one computation of an op's
-// tangent from its backward function (the header says why that gives J·ẋ).
+// Forward mode: the level that owns the tangents, dual values, an op's tangent by its rule, and, for an
+// op without one, its tangent from its backward function (the header says why that gives J·ẋ).
 #include "minigrad/autograd/forward_ad.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -20,13 +21,23 @@ constinit thread_local bool dual_level_active = false;
 namespace {
 // The values given a tangent while this thread's level lives: its end takes their tangents away.
 thread_local std::vector<std::weak_ptr<VariableImpl>> values_with_tangents;
-// The tangents of the nodes' whole outputs, by node, for add_output_tangent. The weak_ptr tells a live
-// node from a later one at the same address.
+// The tangents of the nodes' whole outputs, by node, for add_output_tangent; an entry counts while its
+// node lives. Entries of nodes that died are dropped whenever the map has doubled, so that a long level
+// holds about what its live graph needs.
 struct OutputTangent {
   std::weak_ptr<Node> node;
   std::shared_ptr<VariableImpl> tangent;
 };
 thread_local std::unordered_map<const Node*, OutputTangent> output_tangents;
+thread_local size_t output_tangents_pruned_at = 64;
+
+void remember_output_tangent(const std::shared_ptr<Node>& node, const Variable& t) {
+  if (output_tangents.size() >= 2 * output_tangents_pruned_at) {
+    std::erase_if(output_tangents, [](const auto& entry) { return entry.second.node.expired(); });
+    output_tangents_pruned_at = std::max<size_t>(64, output_tangents.size());
+  }
+  output_tangents[node.get()] = {node, t.impl()};
+}
 }  // namespace
 
 Variable tangent_of(const Variable& v) {
@@ -38,7 +49,7 @@ void set_tangent(const Variable& v, const Variable& t) {
   v.impl()->extras_to_write().tangent = t.impl();
   values_with_tangents.push_back(v.impl());
   if (const std::shared_ptr<Node>& node = v.impl()->grad_fn; node && v.impl()->part.whole())
-    output_tangents[node.get()] = {node, t.impl()};
+    remember_output_tangent(node, t);
 }
 
 void add_output_tangent(const Variable& y, const Node& node) {
@@ -56,7 +67,7 @@ void check_no_tangents(const char* op, std::span<const Variable> inputs) {
     if (tangent_of(x).defined()) {
       throw Error(op,
                   "an input carries a tangent, but the op records nothing (grad mode is off?): forward "
-                  "mode computes tangents through the ops' recorded derivatives, so it needs grad mode");
+                  "mode computes tangents where the ops record, so it needs grad mode");
     }
   }
 }
@@ -85,6 +96,8 @@ void add_tangent(Variable& output, std::span<const Variable> inputs, const Tange
   } resume;
   const NoGradGuard just_compute;
   const Variable tangent = rule(Tangents(inputs, std::move(tangents), output));
+  if (!tangent.defined())
+    throw Error(output.grad_fn()->op, "its tangent rule returned an undefined Variable");
   if (tangent.shape() != output.shape() || tangent.dtype() != output.dtype()) {
     throw Error(output.grad_fn()->op, "its tangent rule gave a " + std::string(dtype_name(tangent.dtype())) +
                                           " tangent of shape " + tangent.shape().str() + " for a " +
@@ -172,6 +185,7 @@ DualLevel::~DualLevel() {
   }
   detail::values_with_tangents.clear();
   detail::output_tangents.clear();
+  detail::output_tangents_pruned_at = 64;
   detail::dual_level_active = false;
 }
 

@@ -15,19 +15,20 @@
 // How minigrad computes each op's tangent: by the op's tangent rule, written beside its forward and its
 // backward and handed to record() (autograd/graph.h) with them:
 //
-//   // (a·b)˙ = ȧ·b + a·ḃ
-//   [&](const Tangents& t) { return t[0] * b + a * t[1]; }
+//   // (eˣ)˙ = ẋ·eˣ = ẋ·y
+//   [](const Tangents& t) { return t[0] * t.output(); }
 //
 // record() calls it right after it records an op whose inputs carry tangents, with grad mode off (the
-// rule's ops just compute) and zeros for an input that carries none. An op without a rule (the fused
-// attention, the losses: rules that would be long) gets its tangent from the derivative it already has,
-// its backward function: backward maps u to uᵀJ, which is linear in u, and the gradient of ⟨uᵀJ, ẋ⟩ with
-// respect to u is J·ẋ. record() calls that backward on u (zeros that require grad) and differentiates it
-// along the inputs' tangents: two backward passes through one op where a rule is one pass. It is exact,
-// and it covers every op, since every op's backward is differentiable (gradgradcheck checks each);
-// forward_gradcheck counts the ops that took this route, and the gradient-check report shows the count.
+// rule's ops just compute). Every op of minigrad has one. An op without a rule (your own, say) gets its
+// tangent from the derivative it already has, its backward function: backward maps u to uᵀJ, which is linear
+// in u, and the gradient of ⟨uᵀJ, ẋ⟩ with respect to u is J·ẋ. record() calls that backward on u (zeros that
+// require grad) and differentiates it along the inputs' tangents: two backward passes through one op where a
+// rule is one pass. It is exact, and it covers every op, since every op's backward is differentiable
+// (gradgradcheck checks each); forward_gradcheck counts the ops that took this route, and the gradient-check
+// report shows the count.
 //
-// Differences from PyTorch, because tangents come through the recorded backward:
+// Differences from PyTorch, because record() computes tangents where it records (the route through the
+// backward needs the recorded op):
 //   - a dual requires grad, and so does everything computed from it: ops record (and keep what their
 //     backward needs) as for a backward pass, so memory grows with the computation as in reverse mode;
 //   - tangents need grad mode on: an op inside a NoGradGuard whose input carries a tangent is an error,
@@ -78,14 +79,18 @@ Variable sum_of_terms(std::initializer_list<Variable> terms);
 // output y, for rules written with it ((eˣ)˙ = ẋ·y). A rule of several inputs writes its tangent as a sum
 // of one term per input, and leaves out the term of an input that carries no tangent (a constant
 // operand, say), which is zero:
-//   [&](const Tangents& t) { return t.sum({t.has(0) ? t[0] * b : Variable(), t.has(1) ? a * t[1] :
-//   Variable()}); }
+//   // (a·b)˙ = ȧ·b + a·ḃ
+//   [&](const Tangents& t) {
+//     return t.sum({t.has(0) ? t[0] * b : Variable(), t.has(1) ? a * t[1] : Variable()});
+//   }
 class Tangents {
  public:
   Tangents(std::span<const Variable> inputs, std::vector<Variable> tangents, const Variable& output)
-      : inputs_(inputs), tangents_(std::move(tangents)), output_(output) {}
+      : inputs_(inputs), tangents_(std::move(tangents)), output_(output) {
+    for (const Variable& t : tangents_) carries_.push_back(t.defined());
+  }
   // Whether input i carries a tangent.
-  bool has(size_t input) const { return tangents_[input].defined(); }
+  bool has(size_t input) const { return carries_[input]; }
   // Input i's tangent, its shape; zeros where it carries none.
   const Variable& operator[](size_t input) const;
   // Every input's tangent, zeros where one carries none.
@@ -98,6 +103,7 @@ class Tangents {
  private:
   std::span<const Variable> inputs_;
   mutable std::vector<Variable> tangents_;  // zeros filled in when first asked for
+  std::vector<bool> carries_;
   const Variable& output_;
 };
 
@@ -147,7 +153,9 @@ Variable tangent_of(const Variable& v);
 // Gives `v` the tangent `t` (registering it with the level, which forgets it at its end).
 void set_tangent(const Variable& v, const Variable& t);
 // Gives `y`, the output of `node` made again by SavedTensor::output_variable() for a backward function
-// under create_graph, the tangent the output had: the tangent of a gradient that reads y needs it.
+// under create_graph, the tangent the output had: the tangent of a gradient that reads y needs it. The
+// level keeps each node's output tangent while the node lives (a thread's own: a graph recorded on one
+// thread and differentiated on another has none there).
 void add_output_tangent(const Variable& y, const Node& node);
 
 }  // namespace minigrad::detail

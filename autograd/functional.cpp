@@ -1,7 +1,9 @@
 // The function transforms: each records the function once and differentiates the recording with grad().
 // vjp is one backward pass; jvp a backward pass through a backward pass (the header says why that gives
 // J·v); jacobian a vjp per output element or a jvp per input element over one recording; hessian the
-// Jacobian of the gradient; vhp and hvp the vjp and jvp of the gradient.
+// Jacobian of the gradient; vhp and hvp the vjp and jvp of the gradient. hvp with Mode::Forward instead
+// records f and its gradient once with the inputs carrying v as tangents (forward_ad): forward over
+// reverse.
 #include "minigrad/autograd/functional.h"
 
 #include <string>

@@ -45,7 +45,8 @@ struct Options {
   // An output that does not depend on an input is an error rather than a zero derivative.
   bool strict = false;
   // jacobian(), hessian() and hvp() only (above). Mode::Forward takes neither strict nor, for hvp,
-  // create_graph: forward mode's tangents carry no graph.
+  // create_graph (forward mode's tangents carry no graph); hvp's opens a forward_ad::DualLevel, so it
+  // cannot run inside one.
   Mode mode = Mode::Reverse;
 };
 

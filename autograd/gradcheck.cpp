@@ -390,8 +390,9 @@ GradcheckResult gradgradcheck(const GradcheckFunction& f, const std::vector<Vari
   GradcheckResult second = gradcheck(first_derivatives, with_v, options);
   // With check_forward_ad, the gradient's tangents too: forward over reverse.
   second.check = second.check == "forward_gradcheck" ? "gradgradcheck (forward over reverse)"
-                 : options.check_forward_ad          ? "gradgradcheck and forward over reverse"
-                                                     : "gradgradcheck";
+                 : second.check == "gradcheck and forward_gradcheck"
+                     ? "gradgradcheck and forward over reverse"
+                     : "gradgradcheck";
   return second;
 }
 

@@ -11,6 +11,7 @@
 // H·v of Σ f(x)² by functional::hvp, forward over reverse and reverse over reverse.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>

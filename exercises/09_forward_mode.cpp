@@ -4,15 +4,16 @@
 // by carrying a tangent beside every value through the forward pass (docs/forward-mode.md). Each op
 // turns its inputs' tangents into its output's: its tangent rule, the last argument of record().
 //
-// 1. my_logsumexp's forward and backward are written below; write its tangent rule. The backward
-//    spreads g over each row by the weights d y[n] / d x[n][c]. To derive: ẏ[n] = ? from ẋ (N, C) and
-//    those same weights. t[0] is ẋ; write it with ops on Variables (softmax, mul, sum), and keep it
-//    finite for large x as the forward is.
+// 1. my_logsumexp_tangent(x, t): the tangent rule of my_logsumexp, whose forward and backward are in
+//    exercises/09_forward_mode.h. The backward spreads g over each row by the weights d y[n] / d x[n][c].
+//    To derive: ẏ[n] = ? from ẋ (N, C) and those same weights. t[0] is ẋ; write it with ops on
+//    Variables (softmax, mul, sum), and keep it finite for large x as the forward is.
 // 2. my_jvp(f, x, v): J·v by forward mode. A forward_ad::DualLevel keeps tangents alive while it lives;
 //    forward_ad::make_dual(x, v) is x carrying the tangent v; forward_ad::unpack_dual(y) gives y's value
 //    and its tangent (undefined if y does not depend on x: return zeros of y's shape then).
 //
-// The real ones: softmax's rule in autograd/softmax_ops.cpp, functional::jvp in autograd/functional.h.
+// The real ones: softmax's rule in autograd/softmax_ops.cpp; dual values in examples/basics/forward_mode.cpp
+// (functional::jvp gives J·v too, but by two backward passes: not what this task asks for).
 // Check it: scripts/exercises.sh 9
 #include "exercises/09_forward_mode.h"
 
@@ -20,17 +21,8 @@
 
 namespace minigrad::exercises {
 
-Variable my_logsumexp(const Variable& x) {
-  // x (N, C) -> y (N), computed as m + log Σ exp(x - m), m the row's largest, so that exp cannot overflow
-  const Tensor m = max(x.data(), 1, /*keepdim=*/true);
-  const Tensor y = add(log(sum(exp(sub(x.data(), m)), {1})), m.reshape({-1}));
-  return record(
-      "my_logsumexp", y, {x},
-      [sx = SavedTensor(x)](const Variable& g, NeedsGrad) -> VariableGrads {
-        // d y[n] / d x[n][c] = exp(x[n][c]) / Σ exp(x[n]) = softmax(x)[n][c]: g spread over each row
-        return {mul(unsqueeze(g, 1), softmax(sx.variable(), 1))};
-      },
-      [&](const Tangents&) -> Variable { throw NotWritten("task 9, my_logsumexp's tangent rule"); });
+Variable my_logsumexp_tangent([[maybe_unused]] const Variable& x, [[maybe_unused]] const Tangents& t) {
+  throw NotWritten("task 9, my_logsumexp_tangent");
 }
 
 Variable my_jvp([[maybe_unused]] const std::function<Variable(const Variable&)>& f,

@@ -96,6 +96,33 @@ BOOST_AUTO_TEST_CASE(a_wrong_tangent_rule_is_caught_and_a_misshapen_one_named) {
   expect_error<Error>(
       [&] { forward_gradcheck(cube_with_rule(3.0, true), {x}); },
       "cube: its tangent rule gave a float64 tangent of shape [] for a float64 output of shape [4]");
+  const auto undefined_rule = [](const std::vector<Variable>& in) {
+    return record(
+        "cube", pow(in[0].data(), 3.0), {in[0]},
+        [](const Variable& g, NeedsGrad) -> VariableGrads { return {g}; },
+        [](const Tangents&) { return Variable(); });
+  };
+  expect_error<Error>([&] { forward_gradcheck(undefined_rule, {x}); },
+                      "cube: its tangent rule returned an undefined Variable");
+}
+
+BOOST_AUTO_TEST_CASE(a_rule_is_told_which_inputs_carry_tangents) {
+  // t[i] gives zeros for an input without a tangent; has(i) still says it carries none afterwards.
+  forward_ad::DualLevel level;
+  const Variable a = forward_ad::make_dual(random_normal({2}, 12), random_normal({2}, 13));
+  const Variable b = random_normal({2}, 14);
+  std::vector<bool> seen;
+  record(
+      "probe", a.data() + b.data(), {a, b},
+      [](const Variable& g, NeedsGrad) -> VariableGrads {
+        return {g, g};
+      },
+      [&](const Tangents& t) {
+        const Variable zeros = t[1];
+        seen = {t.has(0), t.has(1), max(abs(zeros)).item() == 0.0};
+        return t[0];
+      });
+  BOOST_TEST(seen == (std::vector<bool>{true, false, true}));
 }
 
 BOOST_AUTO_TEST_CASE(forward_gradcheck_catches_a_wrong_tangent) {
