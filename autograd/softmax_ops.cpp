@@ -38,16 +38,16 @@ Variable softmax_backward(const Variable& g, const Variable& y, int64_t dim) {
       });
 }
 
+// (dim may count from the end; the kernels normalize it, and name softmax if it is out of range.)
 Variable softmax(const Variable& x, int64_t dim) {
-  const int d = normalize_dim("softmax", dim, x.rank());
-  Tensor y = softmax(x.data(), d);
+  Tensor y = softmax(x.data(), dim);
   return record(
       "softmax", y, {x},
-      [sy = SavedTensor(y), d](const Variable& g, NeedsGrad needs) -> VariableGrads {
-        return {softmax_backward(g, sy.output_variable(needs), d)};
+      [sy = SavedTensor(y), dim](const Variable& g, NeedsGrad needs) -> VariableGrads {
+        return {softmax_backward(g, sy.output_variable(needs), dim)};
       },
       // the Jacobian is symmetric: ẏ = y·(ẋ - Σ ẋ·y), the backward op of ẋ
-      [d](const Tangents& t) { return softmax_backward(t[0], t.output(), d); });
+      [dim](const Tangents& t) { return softmax_backward(t[0], t.output(), dim); });
 }
 
 // ---- log-softmax: dx = g - exp(z)·Σg ----
@@ -69,15 +69,14 @@ Variable log_softmax_backward(const Variable& g, const Variable& z, int64_t dim)
 }
 
 Variable log_softmax(const Variable& x, int64_t dim) {
-  const int d = normalize_dim("log_softmax", dim, x.rank());
-  Tensor z = log_softmax(x.data(), d);
+  Tensor z = log_softmax(x.data(), dim);
   return record(
       "log_softmax", z, {x},
-      [sz = SavedTensor(z), d](const Variable& g, NeedsGrad needs) -> VariableGrads {
-        return {log_softmax_backward(g, sz.output_variable(needs), d)};
+      [sz = SavedTensor(z), dim](const Variable& g, NeedsGrad needs) -> VariableGrads {
+        return {log_softmax_backward(g, sz.output_variable(needs), dim)};
       },
-      [d](const Tangents& t) {  // ż = ẋ - Σ softmax·ẋ, softmax = exp(z)
-        return t[0] - sum(exp(t.output()) * t[0], {d}, /*keepdim=*/true);
+      [dim](const Tangents& t) {  // ż = ẋ - Σ softmax·ẋ, softmax = exp(z)
+        return t[0] - sum(exp(t.output()) * t[0], {dim}, /*keepdim=*/true);
       });
 }
 

@@ -30,15 +30,12 @@ const std::map<std::string, Config> kConfigs = {
     {"c32", {.batch = 128, .channels1 = 32, .channels2 = 64, .hidden = 256}},
 };
 
+const char* const kTitle = "Time one training step of the Fashion-MNIST CNN (see bench/cnn-vs-pytorch.sh).";
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bench::StepArgs args = bench::parse_step_args(
-      argc, argv, "Time one training step of the Fashion-MNIST CNN (see bench/cnn-vs-pytorch.sh).", kConfigs,
-      "c16");
-  const Config c = kConfigs.at(args.config);
-
-  manual_seed(0);
+  const auto [name, c, seconds] = bench::parse_step_args(argc, argv, kTitle, kConfigs, "c16");
   nn::Sequential model;
   auto block = [&](int64_t in, int64_t out) {
     model.push_back(std::make_shared<nn::Conv2d>(nn::Conv2dOptions{
@@ -67,9 +64,9 @@ int main(int argc, char** argv) {
     cross_entropy(model(x), y).backward();
     optimizer.step();
   };
-  const double s = bench::seconds_per_call(step, args.seconds / 5, 5);
+  const double s = bench::seconds_per_call(step, seconds / 5, 5);
   std::printf("result impl=minigrad config=%s threads=%d batch=%lld channels=%lld,%lld hidden=%lld ms=%.3f\n",
-              args.config.c_str(), num_threads(), static_cast<long long>(c.batch),
+              name.c_str(), num_threads(), static_cast<long long>(c.batch),
               static_cast<long long>(c.channels1), static_cast<long long>(c.channels2),
               static_cast<long long>(c.hidden), s * 1e3);
   return 0;

@@ -30,15 +30,12 @@ const std::map<std::string, Config> kConfigs = {
     {"d2l", {.seq = 500, .batch = 64, .input = 100, .hidden = 100, .layers = 1, .bidirectional = true}},
 };
 
+const char* const kTitle = "Time an LSTM layer's forward and backward (see bench/lstm-vs-pytorch.sh).";
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bench::StepArgs args = bench::parse_step_args(
-      argc, argv, "Time an LSTM layer's forward and backward (see bench/lstm-vs-pytorch.sh).", kConfigs,
-      "small");
-  const Config c = kConfigs.at(args.config);
-
-  manual_seed(0);
+  const auto [name, c, seconds] = bench::parse_step_args(argc, argv, kTitle, kConfigs, "small");
   nn::LSTM lstm({.input_size = c.input,
                  .hidden_size = c.hidden,
                  .num_layers = c.layers,
@@ -51,11 +48,11 @@ int main(int argc, char** argv) {
     x.zero_grad();
     sum(lstm(x).output * v).backward();
   };
-  const double s = bench::seconds_per_call(step, args.seconds / 5, 5);
+  const double s = bench::seconds_per_call(step, seconds / 5, 5);
   std::printf(
       "result impl=minigrad config=%s threads=%d seq=%lld batch=%lld input=%lld hidden=%lld "
       "layers=%lld directions=%lld ms=%.3f\n",
-      args.config.c_str(), num_threads(), static_cast<long long>(c.seq), static_cast<long long>(c.batch),
+      name.c_str(), num_threads(), static_cast<long long>(c.seq), static_cast<long long>(c.batch),
       static_cast<long long>(c.input), static_cast<long long>(c.hidden), static_cast<long long>(c.layers),
       static_cast<long long>(directions), s * 1e3);
   return 0;

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Recomputes what minigrad-functional-reference saved with PyTorch 1.13's torch.autograd.functional
-(Debian's python3-torch), in float64: each case's Jacobian (minigrad's built both ways against PyTorch's),
-vjp and jvp, and for the functions with one result of one element the Hessian (both ways), hvp (both
-ways: reverse over reverse, forward over reverse) and vhp.
+(Debian's python3-torch), in float64: each case's Jacobian (minigrad's built both ways, against PyTorch's
+built the same ways), vjp and jvp, and for the functions with one result of one element the Hessian
+(both ways), hvp (both ways: reverse over reverse, forward over reverse) and vhp. NaN must stand where
+PyTorch's stands.
 Prints the largest difference per file; exits 1 if any exceeds 1e-10.
 
   build/release/examples/minigrad-functional-reference --out /tmp/functional
@@ -41,6 +42,8 @@ def functions(name, t):
         return lambda a, b: (a * b, (a * b * b).sum())
     if name == 'cross_entropy':
         return lambda x: (torch.nn.functional.cross_entropy(x, t['targets'].long()),)
+    if name == 'nan_in_the_input':
+        return lambda x: (torch.relu(x) * x + x.abs() * t['w'] + x.clamp(-0.5, 1.0),)
     if name == 'encoder_layer':
         layer = encoder_layer(t)
         return lambda x: ((layer(x) * t['c']).sum(),)
@@ -61,10 +64,12 @@ def compare(path):
     xs, us, vs = tuple(listed(t, 'x')), tuple(listed(t, 'u')), tuple(listed(t, 'v'))
     ys = f(*xs)
     diffs = {f'y.{k}': max_diff(y, t[f'y.{k}']) for k, y in enumerate(ys)}
-    jacobian = AF.jacobian(f, xs)  # [k][i]
-    for k in range(len(ys)):
-        for i in range(len(xs)):
-            for way in ('jacobian', 'jacobian_forward'):
+    # Each way against PyTorch's same way: a row at a time (reverse mode) and a column at a time (forward
+    # mode). They agree but at a NaN: 0·NaN spreads it along a column in the one, along a row in the other.
+    for way, strategy in (('jacobian', 'reverse-mode'), ('jacobian_forward', 'forward-mode')):
+        jacobian = AF.jacobian(f, xs, vectorize=True, strategy=strategy)  # [k][i]
+        for k in range(len(ys)):
+            for i in range(len(xs)):
                 diffs[f'{way}.{k}.{i}'] = max_diff(jacobian[k][i], t[f'{way}.{k}.{i}'])
     for i, g in enumerate(AF.vjp(f, xs, us)[1]):
         diffs[f'vjp.{i}'] = max_diff(g, t[f'vjp.{i}'])
@@ -72,6 +77,8 @@ def compare(path):
         diffs[f'jvp.{k}'] = max_diff(g, t[f'jvp.{k}'])
     if len(ys) == 1 and ys[0].numel() == 1:
         scalar = lambda *inputs: f(*inputs)[0]
+        # Both ways against PyTorch's reverse over reverse: its forward over reverse lacks some ops'
+        # rules (nll_loss_backward's, in 1.13).
         hessian = AF.hessian(scalar, xs)  # [i][j]
         for i in range(len(xs)):
             for j in range(len(xs)):

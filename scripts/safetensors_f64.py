@@ -4,6 +4,7 @@ compare-recurrent-with-pytorch.py), and the loop those scripts share."""
 import array
 import glob
 import json
+import math
 import struct
 import sys
 
@@ -38,7 +39,8 @@ def compare_files(folder, pattern, program, compare, tolerance=1e-10):
         sys.exit(f'no {pattern} in {folder}: run {program} --out {folder} first')
     worst = 0.0
     for path in files:
-        diffs = compare(path)
+        # a NaN difference (from a comparison of its own) fails as an infinite one
+        diffs = {name: float('inf') if math.isnan(d) else d for name, d in compare(path).items()}
         largest = max(diffs, key=diffs.get)
         worst = max(worst, diffs[largest])
         print(f'{path}: max |minigrad - PyTorch| = {diffs[largest]:.3g} over {len(diffs)} tensors '
@@ -47,8 +49,15 @@ def compare_files(folder, pattern, program, compare, tolerance=1e-10):
 
 
 def max_diff(a, b):
-    """max |a - b| over the elements, as a float."""
-    return (a - b).abs().max().item()
+    """max |a - b| over the elements, as a float. A NaN or an infinity matches only the same on the other
+    side (NaN propagation is part of what is compared); where one side has it alone, the difference is
+    infinite. (Plain max |a - b| would be NaN there, and NaN < tolerance would not fail.)"""
+    a, b = torch.broadcast_tensors(a, b)
+    if not torch.equal(torch.isnan(a), torch.isnan(b)):
+        return float('inf')
+    same = (a == b) | torch.isnan(a)  # equal infinities too, whose difference is NaN
+    d = torch.where(same, torch.zeros_like(a), (a - b).abs())
+    return d.max().item() if d.numel() else 0.0
 
 
 def compare_main(default_folder, pattern, program, compare):

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "minigrad/tensor/error.h"
 
@@ -54,22 +55,17 @@ constexpr bool is_floating(DType dtype) {
 
 // The C++ type of each dtype's elements; bool is stored as one byte per element.
 template <typename T>
-constexpr DType dtype_of();
-template <>
-constexpr DType dtype_of<float>() {
-  return DType::Float32;
-}
-template <>
-constexpr DType dtype_of<double>() {
-  return DType::Float64;
-}
-template <>
-constexpr DType dtype_of<int64_t>() {
-  return DType::Int64;
-}
-template <>
-constexpr DType dtype_of<bool>() {
-  return DType::Bool;
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) {
+    return DType::Float32;
+  } else if constexpr (std::is_same_v<T, double>) {
+    return DType::Float64;
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    return DType::Int64;
+  } else {
+    static_assert(std::is_same_v<T, bool>, "no dtype holds this C++ type");
+    return DType::Bool;
+  }
 }
 
 // Calls f.template operator()<T>() with T the element type of a float dtype; throws for other dtypes.
@@ -88,33 +84,19 @@ decltype(auto) dispatch_float(DType dtype, std::string_view op, F&& f) {
 // As dispatch_float, but also for int64 (comparisons, arange, conversions).
 template <typename F>
 decltype(auto) dispatch_numeric(DType dtype, std::string_view op, F&& f) {
-  switch (dtype) {
-    case DType::Float32:
-      return f.template operator()<float>();
-    case DType::Float64:
-      return f.template operator()<double>();
-    case DType::Int64:
-      return f.template operator()<int64_t>();
-    default:
-      throw DTypeError(op,
-                       "expected a float32, float64 or int64 tensor, got " + std::string(dtype_name(dtype)));
+  if (dtype == DType::Int64) return f.template operator()<int64_t>();
+  if (!is_floating(dtype)) {
+    throw DTypeError(op,
+                     "expected a float32, float64 or int64 tensor, got " + std::string(dtype_name(dtype)));
   }
+  return dispatch_float(dtype, op, f);
 }
 
 // Every dtype: for ops that only move or convert elements (copies, printing, conversions).
 template <typename F>
 decltype(auto) dispatch_all(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::Float32:
-      return f.template operator()<float>();
-    case DType::Float64:
-      return f.template operator()<double>();
-    case DType::Int64:
-      return f.template operator()<int64_t>();
-    case DType::Bool:
-      return f.template operator()<bool>();
-  }
-  return f.template operator()<float>();  // unreachable: the switch covers every enumerator
+  if (dtype == DType::Bool) return f.template operator()<bool>();
+  return dispatch_numeric(dtype, "dispatch_all", f);  // the other three: it cannot throw
 }
 
 }  // namespace minigrad

@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -134,6 +135,20 @@ Case cross_entropy_of_logits() {
           {{"targets", targets.to(F64)}}};
 }
 
+// relu(x) ⊙ x + abs(x) ⊙ w + clamp(x, -0.5, 1), at an x with a NaN: the transforms must spread it as
+// PyTorch's do (the ops' NaN rules, and 0·NaN = NaN wherever a product meets it).
+Case nan_in_the_input() {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor w = normal({5});
+  return {"nan_in_the_input",
+          {Variable(Tensor::from_values({nan, -1, 2, 0.5, -0.25}, {5}, F64))},
+          [w](const std::vector<Variable>& in) {
+            const Variable& x = in[0];
+            return std::vector<Variable>{relu(x) * x + abs(x) * Variable(w) + clamp(x, -0.5, 1.0)};
+          },
+          {{"w", w}}};
+}
+
 // Σ c ⊙ layer(x) for a Transformer encoder layer in eval mode, with respect to its input x (2, 4, 8).
 Case encoder_layer() {
   auto layer = std::make_shared<nn::TransformerEncoderLayer>(
@@ -167,7 +182,7 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(out);
     manual_seed(7);
     for (const Case& c : {tanh_of_a_product(), log_sum_exp(), two_inputs_two_outputs(),
-                          cross_entropy_of_logits(), encoder_layer()}) {
+                          cross_entropy_of_logits(), encoder_layer(), nan_in_the_input()}) {
       write_case(c, out);
     }
   } catch (const std::exception& e) {
