@@ -64,8 +64,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t in = weight.shape()[1], out_features = weight.shape()[0];
   Shape out_shape = x.shape();
   out_shape[out_shape.rank() - 1] = out_features;
-  const Tensor rows = x.contiguous().reshape({-1, in});  // (M, in)
-  const int64_t m = rows.shape()[0];
+  int64_t m = 1;  // rows: x's leading dimensions, counted (with in = 0, reshape could not infer them)
+  for (int d = 0; d + 1 < x.rank(); ++d) m *= x.shape()[d];
+  const Tensor rows = x.contiguous().reshape({m, in});  // (M, in)
   // every row starts as the bias; a clone, never a view (with one row, the expand alone is "contiguous")
   Tensor out = bias.expand({m, out_features}).clone();
   if (m == 0 || in == 0) return out.reshape(out_shape);

@@ -166,4 +166,13 @@ BOOST_AUTO_TEST_CASE(linear_is_matmul_plus_bias_and_leaves_the_bias_alone) {
       "linear: expects x (..., in), weight (out, in) and bias (out), got [2,4], [5,3] and [5]");
 }
 
+BOOST_AUTO_TEST_CASE(linear_of_no_features_is_the_bias_in_every_row) {
+  // As F.linear: x (2, 3, 0) and weight (4, 0) give (2, 3, 4), each row the bias; no rows give none.
+  const Tensor b = Tensor::from_values({1, 2, 3, 4}, {4}, DType::Float64);
+  const Tensor y = linear(Tensor::zeros({2, 3, 0}, DType::Float64), Tensor::zeros({4, 0}, DType::Float64), b);
+  BOOST_TEST(equal(y, b.expand({2, 3, 4})));
+  BOOST_TEST(linear(Tensor::zeros({0, 5}), Tensor::zeros({4, 5}), Tensor::zeros({4})).shape() ==
+             (Shape{0, 4}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
