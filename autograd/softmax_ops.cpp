@@ -11,6 +11,9 @@
 
 namespace minigrad {
 
+// In softmax and log_softmax, dim may count from the end: the kernels normalize it, and name the op if
+// it is out of range.
+
 // ---- softmax: dx = y·(g - Σ g·y) ----
 
 Variable softmax_backward(const Variable& g, const Variable& y, int64_t dim) {
@@ -38,7 +41,6 @@ Variable softmax_backward(const Variable& g, const Variable& y, int64_t dim) {
       });
 }
 
-// (dim may count from the end; the kernels normalize it, and name softmax if it is out of range.)
 Variable softmax(const Variable& x, int64_t dim) {
   Tensor y = softmax(x.data(), dim);
   return record(

@@ -19,7 +19,6 @@ CONFIGS = {  # as in bench/cnn_step.cpp
 def main():
     args = parse_step_args(__doc__, CONFIGS, 'c16')
     c = CONFIGS[args.config]
-    torch.manual_seed(0)
     c1, c2 = c['channels1'], c['channels2']
     model = nn.Sequential(
         nn.Conv2d(1, c1, 3, padding=1, bias=False), nn.BatchNorm2d(c1), nn.ReLU(), nn.MaxPool2d(2),

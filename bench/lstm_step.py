@@ -18,7 +18,6 @@ CONFIGS = {  # as in bench/lstm_step.cpp
 def main():
     args = parse_step_args(__doc__, CONFIGS, 'small')
     c = CONFIGS[args.config]
-    torch.manual_seed(0)
     lstm = torch.nn.LSTM(c['input'], c['hidden'], c['layers'], bidirectional=c['bidirectional'])
     x = torch.randn(c['seq'], c['batch'], c['input'], requires_grad=True)
     directions = 2 if c['bidirectional'] else 1

@@ -22,8 +22,8 @@ struct StepArgs {
 };
 
 // Parses the command line, sets the thread count (--threads, 0: the default) and seeds the default
-// generator with 0, so that every run times the same weights; exits with CLI11's message on --help or a
-// bad option.
+// generator with 0, so that every run times the same weights and inputs; exits with CLI11's message on
+// --help or a bad option.
 template <typename Config>
 StepArgs<Config> parse_step_args(int argc, char** argv, const std::string& title,
                                  const std::map<std::string, Config>& configs,

@@ -7,7 +7,8 @@ import torch
 
 
 def parse_step_args(doc, configs, default):
-    """--config NAME (a key of configs), --threads (0: the default), --seconds; sets the thread count."""
+    """--config NAME (a key of configs), --threads (0: the default), --seconds; sets the thread count and
+    seeds torch's generator with 0, as bench/step_args.h does minigrad's."""
     parser = argparse.ArgumentParser(description=doc.split('\n')[0])
     parser.add_argument('--config', default=default, choices=configs)
     parser.add_argument('--threads', type=int, default=0)
@@ -15,6 +16,7 @@ def parse_step_args(doc, configs, default):
     args = parser.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
     return args
 
 

@@ -49,10 +49,12 @@ def compare_files(folder, pattern, program, compare, tolerance=1e-10):
 
 
 def max_diff(a, b):
-    """max |a - b| over the elements, as a float. A NaN or an infinity matches only the same on the other
-    side (NaN propagation is part of what is compared); where one side has it alone, the difference is
-    infinite. (Plain max |a - b| would be NaN there, and NaN < tolerance would not fail.)"""
-    a, b = torch.broadcast_tensors(a, b)
+    """max |a - b| over the elements, as a float; infinite where the shapes differ. A NaN or an infinity
+    matches only the same on the other side (NaN propagation is part of what is compared); where one side
+    has it alone, the difference is infinite. (Plain max |a - b| would be NaN there, and NaN < tolerance
+    would not fail.)"""
+    if tuple(a.shape) != tuple(b.shape):
+        return float('inf')
     if not torch.equal(torch.isnan(a), torch.isnan(b)):
         return float('inf')
     same = (a == b) | torch.isnan(a)  # equal infinities too, whose difference is NaN

@@ -64,12 +64,13 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t in = weight.shape()[1], out_features = weight.shape()[0];
   Shape out_shape = x.shape();
   out_shape[out_shape.rank() - 1] = out_features;
-  int64_t m = 1;  // rows: x's leading dimensions, counted (with in = 0, reshape could not infer them)
-  for (int d = 0; d + 1 < x.rank(); ++d) m *= x.shape()[d];
+  // rows: x's leading dimensions, counted (with in = 0, reshape could not infer them, and their product
+  // is bounded by no element count)
+  const int64_t m = checked_numel("linear", Shape(std::span<const int64_t>(x.shape().begin(), x.rank() - 1)));
   const Tensor rows = x.contiguous().reshape({m, in});  // (M, in)
   // every row starts as the bias; a clone, never a view (with one row, the expand alone is "contiguous")
   Tensor out = bias.expand({m, out_features}).clone();
-  if (m == 0 || in == 0) return out.reshape(out_shape);
+  if (m == 0 || in == 0 || out_features == 0) return out.reshape(out_shape);
   num_threads();  // make sure OpenBLAS has been given minigrad's thread setting
   const BlasOperand W = as_blas_operand(weight.t());  // Wᵀ (in, out): W read with the transpose flag
   dispatch_float(x.dtype(), "linear", [&]<typename T>() {

@@ -27,7 +27,7 @@ BOOST_AUTO_TEST_CASE(tangent_matches_central_differences_and_reverse_mode) {
   Generator gen(1);
   GradcheckResult r;
   const Variable x = random_leaf({3, 5}, gen, 2.0);
-  auto f = [](const std::vector<Variable>& in) { return my_logsumexp(in[0]); };
+  const auto f = [](const std::vector<Variable>& in) { return my_logsumexp(in[0]); };
   if (runs_without_error(kRuleHint, [&] { r = forward_gradcheck(f, {x}); })) {
     BOOST_TEST(r.passed, r.report() << ". " << kRuleHint);
   }

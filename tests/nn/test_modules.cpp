@@ -84,6 +84,17 @@ BOOST_AUTO_TEST_CASE(positional_encoding_in_float64_is_float64_accurate) {
   BOOST_TEST(max(abs(sub(widened, p))).item() > 1e-9);  // what the widened table would have been off by
 }
 
+BOOST_AUTO_TEST_CASE(linear_of_no_features_has_gradients_of_its_shapes) {
+  // As F.linear: x (2, 3, 0) and weight (4, 0) give each row the bias; its backward gives empty gradients
+  // to x and the weight, and the bias the number of rows.
+  Variable x(Tensor::zeros({2, 3, 0}, DType::Float64), true), w(Tensor::zeros({4, 0}, DType::Float64), true),
+      b(Tensor::from_values({1, 2, 3, 4}, {4}, DType::Float64), true);
+  sum(minigrad::linear(x, w, b)).backward();
+  BOOST_TEST(x.grad().shape() == (Shape{2, 3, 0}));
+  BOOST_TEST(w.grad().shape() == (Shape{4, 0}));
+  expect_close(b.grad(), {6, 6, 6, 6});
+}
+
 BOOST_AUTO_TEST_CASE(linear_uses_pytorch_defaults) {
   manual_seed(1);
   Linear linear(400, 300);

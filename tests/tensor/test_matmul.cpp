@@ -173,6 +173,9 @@ BOOST_AUTO_TEST_CASE(linear_of_no_features_is_the_bias_in_every_row) {
   BOOST_TEST(equal(y, b.expand({2, 3, 4})));
   BOOST_TEST(linear(Tensor::zeros({0, 5}), Tensor::zeros({4, 5}), Tensor::zeros({4})).shape() ==
              (Shape{0, 4}));
+  // and no output features: (3, 5) -> (3, 0)
+  BOOST_TEST(linear(Tensor::ones({3, 5}), Tensor::zeros({0, 5}), Tensor::zeros({0})).shape() ==
+             (Shape{3, 0}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
