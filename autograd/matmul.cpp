@@ -45,8 +45,7 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
       [sx = save_if(x, weight.requires_grad()), sw = save_if(weight, x.requires_grad()), shape_x = x.shape()](
           const Variable& g, NeedsGrad needs) -> VariableGrads {  // g: (..., out)
         const int64_t out = g.shape().back(), in = shape_x.back();
-        int64_t rows = 1;  // x's leading dimensions, counted: with in or out 0, reshape cannot infer them
-        for (int d = 0; d + 1 < shape_x.rank(); ++d) rows *= shape_x[d];
+        const int64_t rows = rows_of("linear", shape_x);  // with in or out 0, reshape cannot infer them
         VariableGrads grads(3);
         if (needs[0]) grads[0] = matmul(g, sw.variable());  // g·W: (..., in)
         if (needs[1]) {                                     // gᵀ·x over all rows at once: (out, in)

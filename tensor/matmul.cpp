@@ -64,9 +64,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t in = weight.shape()[1], out_features = weight.shape()[0];
   Shape out_shape = x.shape();
   out_shape[out_shape.rank() - 1] = out_features;
-  // rows: x's leading dimensions, counted (with in = 0, reshape could not infer them, and their product
-  // is bounded by no element count)
-  const int64_t m = checked_numel("linear", Shape(std::span<const int64_t>(x.shape().begin(), x.rank() - 1)));
+  const int64_t m = rows_of("linear", x.shape());       // x's leading dimensions, counted
   const Tensor rows = x.contiguous().reshape({m, in});  // (M, in)
   // every row starts as the bias; a clone, never a view (with one row, the expand alone is "contiguous")
   Tensor out = bias.expand({m, out_features}).clone();

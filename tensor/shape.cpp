@@ -95,6 +95,11 @@ int64_t checked_numel(std::string_view op, const Shape& shape, int64_t element_b
   return has_zero ? 0 : numel;
 }
 
+int64_t rows_of(std::string_view op, const Shape& shape) {
+  const int leading = std::max(shape.rank() - 1, 0);
+  return checked_numel(op, Shape(std::span<const int64_t>(shape.begin(), static_cast<size_t>(leading))));
+}
+
 Shape contiguous_strides(const Shape& shape) {
   Shape strides = Shape::filled(shape.rank(), 1);
   for (int i = shape.rank() - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];

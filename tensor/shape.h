@@ -68,6 +68,11 @@ Shape contiguous_strides(const Shape& shape);
 // tensor constructor checks its shape with this before it allocates.
 int64_t checked_numel(std::string_view op, const Shape& shape, int64_t element_bytes = 1);
 
+// The rows a matrix op sees in a tensor of this shape, its last dimension the row: the product of every
+// size but the last (1 for rank 0 or 1), checked as checked_numel. (2, 3, 4) -> 6; (2, 3, 0) -> 6, which
+// reshape({-1, 0}) cannot infer.
+int64_t rows_of(std::string_view op, const Shape& shape);
+
 // NumPy broadcasting: align from the right; each pair of sizes must be equal or one of them 1.
 // Throws ShapeError naming `op` and both shapes.
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);

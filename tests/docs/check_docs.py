@@ -12,7 +12,9 @@
    block must be the file PATH (from the repository root), trailing newlines aside.
 
 3. Excerpts. A line <!-- excerpt: PATH --> followed by a fenced code block: the block's lines must stand
-   in the file PATH, consecutively and to the letter (a page that quotes part of a file).
+   in the file PATH, consecutively and to the letter (a page that quotes part of a file). A line that
+   is only `// …` leaves lines out: the pieces it separates must each stand in the file, consecutively
+   and to the letter, in the block's order, with at least one line of the file between each two.
 
 4. Outputs. A line <!-- output: PATH [ARGS...] --> followed by a fenced code block: the program built
    from PATH, given as --program PATH=EXECUTABLE, is run with ARGS in an empty temporary folder, and
@@ -63,6 +65,7 @@ ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 PROGRAM_MARKER = re.compile(r"^\s*<!--\s*program:\s*(\S+)\s*-->\s*$")
 EXCERPT_MARKER = re.compile(r"^\s*<!--\s*excerpt:\s*(\S+)\s*-->\s*$")
+ELISION = "// …"  # in an excerpt, a line that stands for lines of the file left out
 OUTPUT_MARKER = re.compile(r"^\s*<!--\s*output:\s*(.+?)\s*-->\s*$")  # PATH [ARGS...], shell-quoted
 # [text](target "title") and ![alt](target): the text may hold one level of brackets ([`a[0]`](x)).
 INLINE_LINK = re.compile(
@@ -265,9 +268,32 @@ def check_excerpts(page, root):
         indent = len(fence) - len(fence.lstrip(" "))
         excerpt = "\n".join(line[indent:] if not line[:indent].strip() else line
                              for line in block[2].split("\n")).rstrip("\n")
-        if "\n" + excerpt + "\n" not in "\n" + file.read_text(encoding="utf-8") + "\n":
-            problems.append(f"{where}: the excerpt is not in {source} as written (was the code changed?)")
+        problem = excerpt_problem(excerpt.split("\n"), file.read_text(encoding="utf-8").split("\n"))
+        if problem:
+            problems.append(f"{where}: the excerpt is not in {source} as written ({problem})")
     return problems, count
+
+
+def excerpt_problem(excerpt, lines):
+    """Why the excerpt's lines do not stand in the file's `lines` (rule 3), or None if they do."""
+    pieces = [[]]  # the runs of lines between the `// …` lines that leave lines out
+    for line in excerpt:
+        if line.strip() == ELISION:
+            pieces.append([])
+        else:
+            pieces[-1].append(line)
+    start = 0  # the first line of the file the next piece may start at
+    for number, piece in enumerate(pieces, 1):
+        if not piece:
+            return "a `// …` with no lines before or after it"
+        # The piece's first place at or after `start`: a later one would only leave more lines out.
+        found = next((at for at in range(start, len(lines) - len(piece) + 1)
+                      if lines[at : at + len(piece)] == piece), None)
+        if found is None:
+            what = "the excerpt" if len(pieces) == 1 else f"its piece {number} of {len(pieces)}"
+            return f"{what} is not there, after the pieces before it (was the code changed?)"
+        start = found + len(piece) + 1  # a `// …` leaves out at least one line
+    return None
 
 
 WHOLE_FILE_ROW = re.compile(r"^\|[^|\n]*\|\s*`([^`\n]+)`\s*\|[^|\n]*the whole file[^|\n]*\|\s*(\d[\d,]*)\s*\|\s*$")
@@ -597,6 +623,18 @@ def self_test():
                                        "+int main(void) {"),
         "an excerpt not in its file": (good_page.replace("```cpp\n  int x = 0;", "```cpp\n  int x = 1;"),
                                        "the excerpt is not in examples/tour.cpp"),
+        "an excerpt with lines left out": (
+            good_page.replace("```cpp\n  int x = 0;\n  return x;\n```", "```cpp\nint main() {\n// …\n}\n```"),
+            None),
+        "a piece after a `// …` not in its file": (
+            good_page.replace("```cpp\n  int x = 0;\n  return x;\n```", "```cpp\nint main() {\n// …\n  return 1;\n```"),
+            "its piece 2 of 2 is not there"),
+        "a `// …` that leaves out no line": (
+            good_page.replace("```cpp\n  int x = 0;\n  return x;\n```", "```cpp\n  int x = 0;\n// …\n  return x;\n```"),
+            "its piece 2 of 2 is not there"),
+        "pieces out of order": (
+            good_page.replace("```cpp\n  int x = 0;\n  return x;\n```", "```cpp\n  return x;\n// …\n  int x = 0;\n```"),
+            "its piece 2 of 2 is not there"),
         "a mismatched output": (good_page.replace("loss 0.50004", "loss 0.5010"), "differs"),
         "an output with other words": (good_page.replace("args: --flag", "arguments: --flag"), "differs"),
         "a program not given": (good_page.replace("output: examples/tour.cpp", "output: examples/other.cpp"),

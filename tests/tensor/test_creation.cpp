@@ -99,6 +99,19 @@ BOOST_AUTO_TEST_CASE(conversions_between_dtypes) {
   BOOST_TEST(x.to(DType::Float64).shares_storage_with(x));  // same dtype: no copy
 }
 
+BOOST_AUTO_TEST_CASE(rows_of_counts_every_dimension_but_the_last) {
+  BOOST_TEST(rows_of("t", Shape{2, 3, 4}) == 6);
+  BOOST_TEST(rows_of("t", Shape{2, 3, 0}) == 6);  // no features, still six rows
+  BOOST_TEST(rows_of("t", Shape{2, 0, 4}) == 0);
+  BOOST_TEST(rows_of("t", Shape{5}) == 1);
+  BOOST_TEST(rows_of("t", Shape{}) == 1);
+  expect_error<ShapeError>(
+      [] {
+        rows_of("linear", Shape{int64_t{1} << 62, 4, 3});
+      },
+      "linear: shape [4611686018427387904,4] is too large: its element count overflows 64 bits");
+}
+
 BOOST_AUTO_TEST_CASE(bad_shapes_are_refused) {
   expect_error<ShapeError>([] { Tensor::empty({2, -1}); }, "tensor: negative size in shape [2,-1]");
   expect_error<ShapeError>(
