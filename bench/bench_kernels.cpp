@@ -90,7 +90,10 @@ void bench_step_products(double batch_seconds, int rounds) {
       {"X W^T   32768x64 by (64x64)^T", 32768, 64, 64, false, true},
       {"X W^T   32768x128 by (64x128)^T", 32768, 64, 128, false, true},
       {"dY W    32768x128 by 128x64", 32768, 64, 128, false, false},
+      {"dY^T X  (32768x64)^T by 32768x64", 64, 64, 32768, true, false},
       {"dY^T X  (32768x128)^T by 32768x64", 128, 64, 32768, true, false},
+      {"dY^T X  (32768x192)^T by 32768x64", 192, 64, 32768, true, false},
+      {"dY^T X  (32768x64)^T by 32768x128", 64, 128, 32768, true, false},
       {"X W^T   4096x128 by (512x128)^T", 4096, 512, 128, false, true},
       {"dY^T X  (4096x512)^T by 4096x128", 512, 128, 4096, true, false},
   };

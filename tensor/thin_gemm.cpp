@@ -18,6 +18,11 @@ constexpr int kVectors = 4;  // vectors of C's columns per panel
 // packing they pay for.
 constexpr int64_t kMinM = 128, kMaxN = 192, kMaxK = 1024;
 constexpr int64_t kMaxWideN = 1024, kMaxWideK = 64;
+// A long k: a weight's gradient dYᵀ·X, a small C (out × in, 64 to 256 rows) summed over every token of a
+// batch (32,768 on S). It is taken in pieces of kPieceK, each added into C, so that a piece of op(A) and
+// one of B (256 × 256 and 256 × 192 floats at most: 448 KB) stay in L2 together while every block of C's
+// rows reads them; a piece of 1,024 did not fit beside its B.
+constexpr int64_t kMinLongKM = 64, kMaxLongKM = 256, kPieceK = 256;
 
 // One vector register of T: 64 bytes, AVX-512's width (GCC's vector extension; -march=native picks the
 // instructions). Spelled per type: the attribute does not apply to a template parameter.
@@ -129,6 +134,15 @@ void blocks(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, c
 template <typename T>
 void thin_product(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
                   int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (k > kMaxK) {  // a long k, piece by piece: the first piece with beta, the others added (beta = 1)
+    for (int64_t p = 0; p < k; p += kPieceK) {
+      const T* a_piece = transpose_a ? a + p * lda : a + p;  // columns [p, p + piece) of op(A)
+      const T* b_piece = transpose_b ? b + p : b + p * ldb;  // rows [p, p + piece) of op(B)
+      thin_product(transpose_a, transpose_b, m, n, std::min(kPieceK, k - p), alpha, a_piece, lda, b_piece,
+                   ldb, p == 0 ? beta : T(1), c, ldc);
+    }
+    return;
+  }
   constexpr int64_t P = kVectors * kWidth<T>;
   int64_t panel_stride = P;
   // A transposed B (n × k as stored), or a wide one, is copied first, panel by panel: each panel of P
@@ -159,8 +173,10 @@ void thin_product(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int6
 bool thin_gemm_applies(int64_t m, int64_t n, int64_t k, bool is_double) {
 #if defined(__AVX512F__)
   const int64_t width = is_double ? kWidth<double> : kWidth<float>;
-  const bool thin = n <= kMaxN && k <= kMaxK, wide_over_short_k = n <= kMaxWideN && k <= kMaxWideK;
-  return m >= kMinM && n >= width && n % width == 0 && k >= 1 && (thin || wide_over_short_k);
+  const bool thin = m >= kMinM && n <= kMaxN && k <= kMaxK;
+  const bool wide_over_short_k = m >= kMinM && n <= kMaxWideN && k <= kMaxWideK;
+  const bool long_k = m >= kMinLongKM && m <= kMaxLongKM && n <= kMaxN && k > kMaxK;
+  return n >= width && n % width == 0 && k >= 1 && (thin || wide_over_short_k || long_k);
 #else
   (void)m, (void)n, (void)k, (void)is_double;
   return false;

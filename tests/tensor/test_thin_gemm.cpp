@@ -95,6 +95,17 @@ void every_block_remainder() {
   BOOST_TEST(compare<T>(false, false, 7, 2 * width, 1024, T(1), T(0), random) < tolerance);
   BOOST_TEST(compare<T>(true, false, 7, 2 * width, 1024, T(1), T(0), random) < tolerance);
   BOOST_TEST(compare<T>(false, true, 13, 1024, 64, T(1), T(0), random) < tolerance);
+  // A long k, in pieces: one piece and a part (1,025), several and a part (1,300), A and B either way.
+  for (const int64_t k : {1025, 1300}) {
+    for (const bool ta : {false, true}) {
+      for (const bool tb : {false, true}) {
+        BOOST_TEST_CONTEXT("k " << k << ", transposed A " << ta << ", transposed B " << tb) {
+          BOOST_TEST(compare<T>(ta, tb, 7, 3 * width, k, T(1), T(0), random) < tolerance);
+          BOOST_TEST(compare<T>(ta, tb, 13, width, k, T(0.5), T(-1.5), random) < tolerance);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -120,6 +131,9 @@ BOOST_AUTO_TEST_CASE(nan_and_infinities_propagate_as_blas_gives_them) {
                1e-5);
     // A transposed (64 × 9, rows 9 + 3 apart): a[2][0] NaN makes row 0 of op(A) NaN, a[0][7] -inf row 7.
     BOOST_TEST(compare<float>(true, false, 9, 32, 64, 1.0f, beta, random, {{2 * 12, nan}, {7, -inf}}) < 1e-5);
+    // A long k: a NaN in the last piece (k = 1100, pieces of 256) and an infinity in the first.
+    BOOST_TEST(compare<float>(true, false, 9, 32, 1100, 1.0f, beta, random, {{1090 * 12, nan}, {7, inf}}) <
+               1e-5);
   }
   // With beta = 0, C is not read: a NaN there does not reach the result (as BLAS).
   std::vector<float> a(6 * 4, 1.0f), b(4 * 16, 1.0f), c(6 * 16, nan);
@@ -133,11 +147,14 @@ BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
   BOOST_TEST(!thin_gemm_applies(1000, 256, 128, false));  // n past 192 over k past 64
   BOOST_TEST(!thin_gemm_applies(1000, 2048, 64, false));  // n past 1024
   BOOST_TEST(!thin_gemm_applies(64, 64, 64, false));      // fewer than 128 rows
-  BOOST_TEST(!thin_gemm_applies(1000, 64, 2048, false));  // k past 1024
+  BOOST_TEST(!thin_gemm_applies(1000, 64, 2048, false));  // k past 1024 with more than 256 rows
+  BOOST_TEST(!thin_gemm_applies(32, 64, 32768, false));   // k past 1024 with fewer than 64 rows
+  BOOST_TEST(!thin_gemm_applies(128, 256, 4096, false));  // k past 1024 with n past 192
 #if defined(__AVX512F__)
   BOOST_TEST(thin_gemm_applies(32768, 64, 64, false));
   BOOST_TEST(thin_gemm_applies(32768, 64, 64, true));
   BOOST_TEST(thin_gemm_applies(128, 1024, 64, false));  // attention's scores for 1024 keys
+  BOOST_TEST(thin_gemm_applies(64, 64, 32768, false));  // a weight's gradient over S's 32,768 tokens
 #else
   BOOST_TEST(!thin_gemm_applies(32768, 64, 64, false));  // without AVX-512: BLAS everywhere
 #endif
@@ -167,6 +184,17 @@ BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
                  d);
   gemm(true, false, keys, d, rows, 1.0f, scores.data(), keys, q.data(), d, 1.0f, dv.data(), d);
   for (int64_t i = 0; i < keys * d; ++i) BOOST_TEST_REQUIRE(std::abs(dv[i] - expected_dv[i]) < 1e-3f);
+
+  // A weight's gradient dYᵀ·X over 5,000 tokens (out 64, in 128): split along k between the threads,
+  // each share in pieces.
+  const int64_t tokens = 5000, out = 64, in = 128;
+  std::vector<float> dy(tokens * out), xs(tokens * in), dw(out * in), expected_dw(out * in);
+  for (float& v : dy) v = normal(random);
+  for (float& v : xs) v = normal(random);
+  reference_gemm(true, false, out, in, tokens, 1.0f, dy.data(), out, xs.data(), in, 0.0f, expected_dw.data(),
+                 in);
+  gemm(true, false, out, in, tokens, 1.0f, dy.data(), out, xs.data(), in, 0.0f, dw.data(), in);
+  for (int64_t i = 0; i < out * in; ++i) BOOST_TEST_REQUIRE(std::abs(dw[i] - expected_dw[i]) < 1e-2f);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
