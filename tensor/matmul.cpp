@@ -104,7 +104,7 @@ template <typename T>
 void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
                const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   constexpr bool is_double = std::is_same_v<T, double>;
-  if (thin_gemm_applies(m, n, k, is_double))
+  if (thin_gemm_applies(ta, m, n, k, is_double))
     return thin_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   const OneBlasThread one;
   const CBLAS_TRANSPOSE op_a = ta ? CblasTrans : CblasNoTrans, op_b = tb ? CblasTrans : CblasNoTrans;

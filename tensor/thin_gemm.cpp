@@ -18,10 +18,10 @@ constexpr int kVectors = 4;  // vectors of C's columns per panel
 // packing they pay for.
 constexpr int64_t kMinM = 128, kMaxN = 192, kMaxK = 1024;
 constexpr int64_t kMaxWideN = 1024, kMaxWideK = 64;
-// A long k: a weight's gradient dYᵀ·X, a small C (out × in, 64 to 256 rows) summed over every token of a
-// batch (32,768 on S). It is taken in pieces of kPieceK, each added into C, so that a piece of op(A) and
-// one of B (256 × 256 and 256 × 192 floats at most: 448 KB) stay in L2 together while every block of C's
-// rows reads them; a piece of 1,024 did not fit beside its B.
+// A long k: a weight's gradient dYᵀ·X (A transposed), a small C (out × in, 64 to 256 rows) summed over every
+// token of a batch (32,768 on S). It is taken in pieces of kPieceK, each added into C, so that a piece of
+// op(A) and one of B (256 × 256 and 256 × 192 floats at most: 448 KB) stay in L2 together while every block
+// of C's rows reads them; a piece of 1,024 did not fit beside its B.
 constexpr int64_t kMinLongKM = 64, kMaxLongKM = 256, kPieceK = 256;
 
 // One vector register of T: 64 bytes, AVX-512's width (GCC's vector extension; -march=native picks the
@@ -170,15 +170,16 @@ void thin_product(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int6
 
 }  // namespace
 
-bool thin_gemm_applies(int64_t m, int64_t n, int64_t k, bool is_double) {
+bool thin_gemm_applies(bool transpose_a, int64_t m, int64_t n, int64_t k, bool is_double) {
 #if defined(__AVX512F__)
   const int64_t width = is_double ? kWidth<double> : kWidth<float>;
   const bool thin = m >= kMinM && n <= kMaxN && k <= kMaxK;
   const bool wide_over_short_k = m >= kMinM && n <= kMaxWideN && k <= kMaxWideK;
-  const bool long_k = m >= kMinLongKM && m <= kMaxLongKM && n <= kMaxN && k > kMaxK;
+  // Only the shape it was measured on: attention's P·V over more than 1024 keys, say, stays with OpenBLAS.
+  const bool long_k = transpose_a && m >= kMinLongKM && m <= kMaxLongKM && n <= kMaxN && k > kMaxK;
   return n >= width && n % width == 0 && k >= 1 && (thin || wide_over_short_k || long_k);
 #else
-  (void)m, (void)n, (void)k, (void)is_double;
+  (void)transpose_a, (void)m, (void)n, (void)k, (void)is_double;
   return false;
 #endif
 }

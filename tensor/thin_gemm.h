@@ -1,8 +1,9 @@
 // Products with a small right operand, without packing the left one: C = alpha·op(A)·op(B) + beta·C for
 // op(A) of many rows (m) and op(B) small (k × n, n a multiple of the vector width), as a Transformer's
 // linear layers make them (32768 × 64 · 64 × 192, say) and attention's blocks of queries (128 × 64 · 64 ×
-// 1024 for the scores, 1024 × 128 · 128 × 64 for the values' gradient), and a weight's gradient, a small C
-// summed over every token (64 × 32768 · 32768 × 64: k taken in pieces that stay in L2, each added into C).
+// 1024 for the scores, 1024 × 128 · 128 × 64 for the values' gradient). And one product whose C is small
+// and whose k is long: a weight's gradient dYᵀ·X, summed over every token (64 × 32768 · 32768 × 64, A
+// transposed), k taken in pieces that stay in L2, each added into C.
 // minigrad's own kernel, used by gemm() (matmul.h) in place of OpenBLAS where it applies.
 //
 // Why. OpenBLAS copies ("packs") both operands into its own layout before multiplying. For a small B that
@@ -20,8 +21,9 @@
 // A transposed B (a linear layer's weight, (out, in); attention's keys) or a wide one is first copied
 // panel by panel into a buffer of this thread's, which is small: each panel's rows then sit side by side.
 //
-// Each C entry is the sum over k in order, one multiply-add at a time: the result equals OpenBLAS's up
-// to rounding, and NaN and infinities propagate as in any sum of products. With beta = 0, C is not read.
+// Each C entry is the sum over k in order, one multiply-add at a time (over a long k, each piece's sum,
+// times alpha, added into C in order): the result equals OpenBLAS's up to rounding, and NaN and
+// infinities propagate as in any sum of products. With beta = 0, C is not read.
 #pragma once
 
 #include <cstdint>
@@ -30,10 +32,10 @@ namespace minigrad {
 
 // Whether thin_gemm handles this product on this CPU: n a multiple of the vector width, and op(A) of at
 // least 128 rows (A as stored or transposed) with n at most 192 and k at most 1024, or n at most 1024 and
-// k at most 64; or a long k (past 1024, taken in pieces) with op(A) of 64 to 256 rows and n at most 192;
-// and a build for a CPU with AVX-512 (the kernel needs its 32 vector registers; elsewhere OpenBLAS does
-// every product).
-bool thin_gemm_applies(int64_t m, int64_t n, int64_t k, bool is_double);
+// k at most 64; or a weight's gradient over a long k (past 1024, taken in pieces): A transposed, op(A) of
+// 64 to 256 rows and n at most 192; and a build for a CPU with AVX-512 (the kernel needs its 32 vector
+// registers; elsewhere OpenBLAS does every product).
+bool thin_gemm_applies(bool transpose_a, int64_t m, int64_t n, int64_t k, bool is_double);
 
 // C = alpha·op(A)·op(B) + beta·C on row-major buffers, as cblas_sgemm / cblas_dgemm;
 // only where thin_gemm_applies. Single-threaded: gemm() splits a large product between threads first.

@@ -10,6 +10,7 @@
 
 #include "minigrad/tensor/matmul.h"
 #include "minigrad/tensor/thin_gemm.h"
+#include "minigrad/tensor/threads.h"
 #include "test_helpers.h"
 
 using namespace minigrad;
@@ -95,13 +96,15 @@ void every_block_remainder() {
   BOOST_TEST(compare<T>(false, false, 7, 2 * width, 1024, T(1), T(0), random) < tolerance);
   BOOST_TEST(compare<T>(true, false, 7, 2 * width, 1024, T(1), T(0), random) < tolerance);
   BOOST_TEST(compare<T>(false, true, 13, 1024, 64, T(1), T(0), random) < tolerance);
-  // A long k, in pieces: one piece and a part (1,025), several and a part (1,300), A and B either way.
-  for (const int64_t k : {1025, 1300}) {
+  // A long k, in pieces of 256: four and one more (1,025), five exactly (1,280), five and a part (1,300);
+  // A and B either way, B of one panel and of two (the second cut short).
+  for (const int64_t k : {1025, 1280, 1300}) {
     for (const bool ta : {false, true}) {
       for (const bool tb : {false, true}) {
         BOOST_TEST_CONTEXT("k " << k << ", transposed A " << ta << ", transposed B " << tb) {
           BOOST_TEST(compare<T>(ta, tb, 7, 3 * width, k, T(1), T(0), random) < tolerance);
           BOOST_TEST(compare<T>(ta, tb, 13, width, k, T(0.5), T(-1.5), random) < tolerance);
+          BOOST_TEST(compare<T>(ta, tb, 64, 5 * width, k, T(1), T(1), random) < tolerance);
         }
       }
     }
@@ -139,24 +142,32 @@ BOOST_AUTO_TEST_CASE(nan_and_infinities_propagate_as_blas_gives_them) {
   std::vector<float> a(6 * 4, 1.0f), b(4 * 16, 1.0f), c(6 * 16, nan);
   thin_gemm(false, false, 6, 16, 4, 1.0f, a.data(), 4, b.data(), 16, 0.0f, c.data(), 16);
   for (const float x : c) BOOST_TEST_REQUIRE(x == 4.0f);
+  // The same over a long k, A transposed (k × 6), in pieces: only the first piece takes beta = 0.
+  std::vector<float> long_a(1100 * 6, 1.0f), long_b(1100 * 16, 1.0f), long_c(6 * 16, nan);
+  thin_gemm(true, false, 6, 16, 1100, 1.0f, long_a.data(), 6, long_b.data(), 16, 0.0f, long_c.data(), 16);
+  for (const float x : long_c) BOOST_TEST_REQUIRE(x == 1100.0f);
 }
 
 BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
   // What gemm() (every product of minigrad) hands it, and the answer through gemm().
-  BOOST_TEST(!thin_gemm_applies(1000, 24, 64, false));    // n not a multiple of 16 floats
-  BOOST_TEST(!thin_gemm_applies(1000, 256, 128, false));  // n past 192 over k past 64
-  BOOST_TEST(!thin_gemm_applies(1000, 2048, 64, false));  // n past 1024
-  BOOST_TEST(!thin_gemm_applies(64, 64, 64, false));      // fewer than 128 rows
-  BOOST_TEST(!thin_gemm_applies(1000, 64, 2048, false));  // k past 1024 with more than 256 rows
-  BOOST_TEST(!thin_gemm_applies(32, 64, 32768, false));   // k past 1024 with fewer than 64 rows
-  BOOST_TEST(!thin_gemm_applies(128, 256, 4096, false));  // k past 1024 with n past 192
+  BOOST_TEST(!thin_gemm_applies(false, 1000, 24, 64, false));    // n not a multiple of 16 floats
+  BOOST_TEST(!thin_gemm_applies(false, 1000, 256, 128, false));  // n past 192 over k past 64
+  BOOST_TEST(!thin_gemm_applies(false, 1000, 2048, 64, false));  // n past 1024
+  BOOST_TEST(!thin_gemm_applies(false, 64, 64, 64, false));      // fewer than 128 rows
+  BOOST_TEST(!thin_gemm_applies(true, 1000, 64, 2048, false));   // k past 1024 with more than 256 rows
+  BOOST_TEST(!thin_gemm_applies(true, 257, 64, 2048, false));
+  BOOST_TEST(!thin_gemm_applies(true, 63, 64, 32768, false));   // k past 1024 with fewer than 64 rows
+  BOOST_TEST(!thin_gemm_applies(true, 64, 64, 1024, false));    // 64 rows, k not past 1024
+  BOOST_TEST(!thin_gemm_applies(true, 128, 256, 4096, false));  // k past 1024 with n past 192
+  BOOST_TEST(!thin_gemm_applies(false, 128, 64, 2048, false));  // k past 1024 with A as stored (P·V)
 #if defined(__AVX512F__)
-  BOOST_TEST(thin_gemm_applies(32768, 64, 64, false));
-  BOOST_TEST(thin_gemm_applies(32768, 64, 64, true));
-  BOOST_TEST(thin_gemm_applies(128, 1024, 64, false));  // attention's scores for 1024 keys
-  BOOST_TEST(thin_gemm_applies(64, 64, 32768, false));  // a weight's gradient over S's 32,768 tokens
+  BOOST_TEST(thin_gemm_applies(false, 32768, 64, 64, false));
+  BOOST_TEST(thin_gemm_applies(false, 32768, 64, 64, true));
+  BOOST_TEST(thin_gemm_applies(false, 128, 1024, 64, false));  // attention's scores for 1024 keys
+  BOOST_TEST(thin_gemm_applies(true, 64, 64, 32768, false));   // a weight's gradient over S's 32,768 tokens
+  BOOST_TEST(thin_gemm_applies(true, 256, 192, 1025, false));
 #else
-  BOOST_TEST(!thin_gemm_applies(32768, 64, 64, false));  // without AVX-512: BLAS everywhere
+  BOOST_TEST(!thin_gemm_applies(false, 32768, 64, 64, false));  // without AVX-512: BLAS everywhere
 #endif
   std::mt19937 random(5);
   std::normal_distribution<float> normal;
@@ -185,8 +196,10 @@ BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
   gemm(true, false, keys, d, rows, 1.0f, scores.data(), keys, q.data(), d, 1.0f, dv.data(), d);
   for (int64_t i = 0; i < keys * d; ++i) BOOST_TEST_REQUIRE(std::abs(dv[i] - expected_dv[i]) < 1e-3f);
 
-  // A weight's gradient dYᵀ·X over 5,000 tokens (out 64, in 128): split along k between the threads,
-  // each share in pieces.
+  // A weight's gradient dYᵀ·X over 5,000 tokens (out 64, in 128), on two threads: split along k between
+  // them, each share of 2,500 in pieces.
+  const int threads_before = num_threads();
+  set_num_threads(2);
   const int64_t tokens = 5000, out = 64, in = 128;
   std::vector<float> dy(tokens * out), xs(tokens * in), dw(out * in), expected_dw(out * in);
   for (float& v : dy) v = normal(random);
@@ -194,6 +207,7 @@ BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
   reference_gemm(true, false, out, in, tokens, 1.0f, dy.data(), out, xs.data(), in, 0.0f, expected_dw.data(),
                  in);
   gemm(true, false, out, in, tokens, 1.0f, dy.data(), out, xs.data(), in, 0.0f, dw.data(), in);
+  set_num_threads(threads_before);
   for (int64_t i = 0; i < out * in; ++i) BOOST_TEST_REQUIRE(std::abs(dw[i] - expected_dw[i]) < 1e-2f);
 }
 
