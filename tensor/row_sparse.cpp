@@ -6,6 +6,7 @@
 
 #include "minigrad/tensor/elementwise.h"
 #include "minigrad/tensor/index.h"
+#include "minigrad/tensor/threads.h"
 
 namespace minigrad {
 
@@ -60,7 +61,42 @@ Tensor Tensor::to_dense() const {
 
 // ---- arithmetic across layouts ----
 
-Tensor coalesce_rows(const Tensor& indices, const Tensor& rows, const Shape& dense_shape) {
+namespace {
+
+// A position of the rows being coalesced, and the table row it adds to.
+struct RowAt {
+  int64_t row;
+  int64_t position;
+};
+
+// The positions of `ids` (N, rows of a table of `vocab`), those of `skip_row` left out, in order of their
+// row and, within a row, in their own order. A least-significant-digit radix sort, 11 bits of the row a
+// pass (a table of 2^20 rows takes two): each pass is a counting sort, which keeps entries of one digit in
+// the order they came, so after the last pass the order is by row and, within a row, by position. (A
+// std::stable_sort with a comparison was most of the main job's sparse backward: docs/performance.md.)
+std::vector<RowAt> positions_by_row(const int64_t* ids, int64_t n, int64_t vocab, int64_t skip_row) {
+  constexpr int kDigitBits = 11;
+  constexpr int64_t kDigits = int64_t{1} << kDigitBits;
+  std::vector<RowAt> order, next;
+  order.reserve(static_cast<size_t>(n));
+  for (int64_t p = 0; p < n; ++p) {
+    if (ids[p] != skip_row) order.push_back({ids[p], p});
+  }
+  next.resize(order.size());
+  for (int shift = 0; shift < 63 && ((vocab - 1) >> shift) > 0; shift += kDigitBits) {
+    auto digit = [&](const RowAt& e) { return static_cast<size_t>((e.row >> shift) & (kDigits - 1)); };
+    std::vector<size_t> start(kDigits + 1, 0);  // start[d]: where digit d's entries go
+    for (const RowAt& e : order) ++start[digit(e) + 1];
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    for (const RowAt& e : order) next[start[digit(e)]++] = e;
+    order.swap(next);
+  }
+  return order;
+}
+
+// coalesce_rows, with the positions of `skip_row` (>= 0) left out.
+Tensor coalesce_rows_except(const Tensor& indices, const Tensor& rows, const Shape& dense_shape,
+                            int64_t skip_row) {
   constexpr std::string_view op = "coalesce_rows";
   if (!indices.defined() || !rows.defined()) throw ValueError(op, "an operand is undefined");
   check_dtype(op, "the row indices", indices, DType::Int64);
@@ -69,30 +105,51 @@ Tensor coalesce_rows(const Tensor& indices, const Tensor& rows, const Shape& den
     throw ShapeError(op, "rows " + rows.shape().str() + " for indices " + indices.shape().str() +
                              " of a table " + dense_shape.str() + ": need (N, D), (N) and (V, D)");
   }
-  const std::vector<int64_t> ids = indices.to_vector<int64_t>();  // (N)
-  const int64_t vocab = dense_shape[0];
-  for (int64_t id : ids) {
-    if (id < 0 || id >= vocab) {
+  const Tensor flat_ids = indices.contiguous();  // (N)
+  const int64_t* ids = flat_ids.data_ptr<const int64_t>();
+  const int64_t n = indices.numel(), vocab = dense_shape[0], dim = dense_shape[1];
+  for (int64_t p = 0; p < n; ++p) {
+    if (ids[p] < 0 || ids[p] >= vocab) {
       throw IndexError(
-          op, "row " + std::to_string(id) + " is outside a table of " + std::to_string(vocab) + " rows");
+          op, "row " + std::to_string(ids[p]) + " is outside a table of " + std::to_string(vocab) + " rows");
     }
   }
-  // The positions in order of their row; a stable sort keeps the positions of one row in their order.
-  std::vector<int64_t> order(ids.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return ids[a] < ids[b]; });
-  // Each distinct row gets an output slot; each position learns the slot its row went to.
-  std::vector<int64_t> unique, slot_of_position(ids.size());
-  for (int64_t position : order) {
-    if (unique.empty() || unique.back() != ids[position]) unique.push_back(ids[position]);
-    slot_of_position[position] = static_cast<int64_t>(unique.size()) - 1;
+  const std::vector<RowAt> order = positions_by_row(ids, n, vocab, skip_row);
+  // Each distinct row, and where its positions start in `order`: unique[k]'s are [first[k], first[k + 1]).
+  std::vector<int64_t> unique, first;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || order[i].row != order[i - 1].row) {
+      unique.push_back(order[i].row);
+      first.push_back(static_cast<int64_t>(i));
+    }
   }
+  first.push_back(static_cast<int64_t>(order.size()));
   const auto k = static_cast<int64_t>(unique.size());
-  Tensor values = Tensor::zeros({k, dense_shape[1]}, rows.dtype());  // (K, D)
-  // The rows added into their slots in position order: index_add_ adds them one after another, as the
-  // dense gradient's index_add_ does, so each row's sum is the same, bit for bit.
-  index_add_(values, 0, Tensor::from_vector(slot_of_position, {indices.numel()}), rows);
+  const Tensor source = rows.contiguous();                // (N, D)
+  Tensor values = Tensor::zeros({k, dim}, rows.dtype());  // (K, D)
+  dispatch_float(rows.dtype(), op, [&]<typename T>() {
+    const T* from = source.data_ptr<const T>();
+    T* to = values.data_ptr<T>();
+    // Row k is zero plus its positions' rows in their order: the additions a dense index_add_ makes, in
+    // the same order, so to_dense() equals the dense gradient bit for bit. Threads split the rows.
+    const int64_t per_row = k > 0 ? static_cast<int64_t>(order.size()) / k * dim : 0;
+    parallel_for(k, per_row, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        T* sum = to + r * dim;
+        for (int64_t i = first[static_cast<size_t>(r)]; i < first[static_cast<size_t>(r) + 1]; ++i) {
+          const T* add = from + order[static_cast<size_t>(i)].position * dim;
+          for (int64_t j = 0; j < dim; ++j) sum[j] += add[j];
+        }
+      }
+    });
+  });
   return Tensor::row_sparse(Tensor::from_vector(unique, {k}), values, dense_shape);
+}
+
+}  // namespace
+
+Tensor coalesce_rows(const Tensor& indices, const Tensor& rows, const Shape& dense_shape) {
+  return coalesce_rows_except(indices, rows, dense_shape, -1);
 }
 
 Tensor add_row_sparse(const Tensor& a, const Tensor& b) {
@@ -122,20 +179,8 @@ void add_rows_into(const Tensor& dense, const Tensor& sparse, double alpha) {
 
 Tensor embedding_backward_row_sparse(const Tensor& g, const Tensor& ids, int64_t vocab, int64_t padding_idx) {
   const int64_t dim = g.shape().back();
-  Tensor flat_ids = ids.reshape({-1}), rows = g.reshape({-1, dim});  // (N), (N, D)
-  if (padding_idx >= 0) {
-    const std::vector<int64_t> all = flat_ids.to_vector<int64_t>();
-    std::vector<int64_t> kept;  // the positions that did not look up the padding row
-    for (size_t n = 0; n < all.size(); ++n) {
-      if (all[n] != padding_idx) kept.push_back(static_cast<int64_t>(n));
-    }
-    if (kept.size() < all.size()) {
-      const Tensor keep = Tensor::from_vector(kept, {static_cast<int64_t>(kept.size())});
-      flat_ids = index_select(flat_ids, 0, keep);
-      rows = index_select(rows, 0, keep);
-    }
-  }
-  return coalesce_rows(flat_ids, rows, {vocab, dim});
+  // (N) ids and (N, D) rows; the padding row's positions are left out
+  return coalesce_rows_except(ids.reshape({-1}), g.reshape({-1, dim}), {vocab, dim}, padding_idx);
 }
 
 }  // namespace minigrad

@@ -1,6 +1,5 @@
 #include "examples/sentiment/evaluation.h"
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <utility>

@@ -4,7 +4,6 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <optional>
 #include <ostream>
 
 #include "examples/common/progress.h"

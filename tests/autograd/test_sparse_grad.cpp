@@ -1,6 +1,8 @@
 // Row-sparse gradients (tensor/row_sparse.h): coalescing, the sparse embedding's gradient against the
 // dense one, accumulation into a leaf (sparse into sparse, sparse into dense, dense into sparse), and the
 // fallbacks to the dense gradient (create_graph, a table computed by another op).
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "test_helpers.h"
@@ -123,6 +125,49 @@ BOOST_AUTO_TEST_CASE(the_sparse_gradient_is_the_dense_one_bit_for_bit) {
   BOOST_TEST(rows.row_indices().numel() <= 20);
   for (int64_t r : rows.row_indices().to_vector<int64_t>()) BOOST_TEST(r % 2 == 0);
   BOOST_TEST(rows.to_dense().to_vector<float>() == dense.grad().to_vector<float>());
+}
+
+BOOST_AUTO_TEST_CASE(large_tables_padding_and_nan_match_the_dense_gradient_bit_for_bit) {
+  // Tables of 1 row (no pass of the rows' sort), 3,000 (two passes of 11 bits) and 2^17 (two), 20,000
+  // positions (rows summed on two threads), the padding row left out, a NaN in one position's gradient:
+  // the same sums as the dense gradient, bit for bit, NaN where it is, in both dtypes.
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (int64_t vocab : {int64_t{1}, int64_t{3000}, int64_t{1} << 17}) {
+      BOOST_TEST_CONTEXT("vocab " << vocab << ", " << dtype_name(dtype)) {
+        Generator gen(11);
+        std::vector<int64_t> ids(20000);
+        // a few rows often (as tokens come), the rest seldom
+        for (int64_t& id : ids)
+          id = static_cast<int64_t>(gen.next_below(4) == 0 ? gen.next_below(8)
+                                                           : gen.next_below(static_cast<uint64_t>(vocab))) %
+               vocab;
+        const Tensor lookups = Tensor::from_vector(ids, {200, 100});
+        Tensor upstream = Tensor::normal({200, 100, 8}, 0, 1, dtype, &gen);
+        upstream.select(0, 3).select(0, 7).select(0, 2).fill_(std::nan(""));
+        const Tensor table = Tensor::normal({vocab, 8}, 0, 1, dtype, &gen);
+        const int64_t padding = vocab > 1 ? 5 : -1;
+        Variable dense(table.clone(), true), sparse(table.clone(), true);
+        embedding(dense, lookups, {.padding_idx = padding}).backward(upstream);
+        embedding(sparse, lookups, {.padding_idx = padding, .sparse = true}).backward(upstream);
+        BOOST_REQUIRE(sparse.grad().is_row_sparse());
+        const std::vector<int64_t> rows = sparse.grad().row_indices().to_vector<int64_t>();
+        BOOST_TEST(std::is_sorted(rows.begin(), rows.end()));
+        BOOST_TEST((std::adjacent_find(rows.begin(), rows.end()) == rows.end()));
+        BOOST_TEST((std::find(rows.begin(), rows.end(), padding) == rows.end()));
+        const std::vector<double> got = sparse.grad().to_dense().to_vector<double>();
+        const std::vector<double> want = dense.grad().to_vector<double>();
+        BOOST_REQUIRE(got.size() == want.size());
+        int64_t nans = 0, differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          if (std::isnan(want[i])) ++nans;
+          if (std::isnan(got[i]) != std::isnan(want[i]) || (!std::isnan(want[i]) && got[i] != want[i]))
+            ++differ;
+        }
+        BOOST_TEST(differ == 0);
+        BOOST_TEST(nans == (ids[3 * 100 + 7] == padding ? 0 : 1));
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(sparse_gradients_accumulate_into_sparse_and_dense_ones) {

@@ -71,6 +71,33 @@ BOOST_AUTO_TEST_CASE(the_ngrams_in_the_most_documents_get_rows_of_their_own) {
       [&] { v.rows(tokens.reshape({10}), lengths, 2); },
       "NgramVocabulary::rows: expects int64 tokens (B, T) and lengths (B), got tokens [10] and lengths [2]");
 
+  // A batch large enough to be split between threads: each review's rows as when it is looked up alone.
+  const int threads = num_threads();
+  set_num_threads(2);
+  Generator gen(3);
+  std::vector<std::vector<int64_t>> documents(64);
+  for (std::vector<int64_t>& d : documents) {
+    for (int i = 0; i < 64; ++i) d.push_back(2 + static_cast<int64_t>(gen.next_below(6)));
+  }
+  const NgramVocabulary many = NgramVocabulary::build({documents.begin(), documents.end()}, 3, 40);
+  std::vector<int64_t> all_tokens, all_lengths;
+  for (const std::vector<int64_t>& d : documents) {
+    all_tokens.insert(all_tokens.end(), d.begin(), d.end());
+    all_lengths.push_back(static_cast<int64_t>(gen.next_below(66)) - 1);  // -1 (none) to 64 (all)
+  }
+  const Tensor batch = Tensor::from_vector(all_tokens, {64, 64});
+  const Tensor batch_rows = many.rows(batch, Tensor::from_vector(all_lengths, {64}), 3);  // (64, 64, 2)
+  int64_t found = 0;
+  for (int64_t i = 0; i < 64; ++i) {
+    const Tensor alone = many.rows(batch.slice(0, i, i + 1).contiguous(),
+                                   Tensor::from_vector(std::vector<int64_t>{all_lengths[size_t(i)]}, {1}), 3);
+    const std::vector<int64_t> want = alone.to_vector<int64_t>();
+    BOOST_TEST(batch_rows.select(0, i).contiguous().to_vector<int64_t>() == want);
+    found += std::count_if(want.begin(), want.end(), [](int64_t r) { return r > 0; });
+  }
+  BOOST_TEST(found > 1000);  // most positions found an n-gram: the comparison compared something
+  set_num_threads(threads);
+
   // Saved as text and read back through the vocabulary; what does not read back says why.
   const Vocabulary words({"<pad>", "<unk>", "a", "b", "c", "not", "so", "good"});
   const nlohmann::json text = v.to_json(words);

@@ -112,14 +112,19 @@ Tensor NgramVocabulary::rows(const Tensor& tokens, const Tensor& lengths, int64_
   const Tensor ids = tokens.contiguous();
   const int64_t* id = ids.data_ptr<const int64_t>();
   int64_t* row_out = out.data_ptr<int64_t>();
-  for (int64_t i = 0; i < b; ++i) {
-    const int64_t length = std::min(lengths.at({i}) >= 0 ? static_cast<int64_t>(lengths.at({i})) : 0, t);
-    for (int64_t end = 1; end < length; ++end) {
-      for (int64_t n = 2; n <= max_n && end - n + 1 >= 0; ++n) {
-        row_out[(i * t + end) * k + (n - 2)] = row(id + i * t + end - n + 1, n);
+  const std::vector<int64_t> valid = lengths.to_vector<int64_t>();  // (B)
+  // Reviews split between threads, since the lookups run at every step (docs/performance.md, "The main
+  // job's step"); a lookup, a hash of the n-gram's bytes and a probe, weighs as 32 elements in the grain.
+  parallel_for(b, t * k * 32, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
+      const int64_t length = std::clamp<int64_t>(valid[static_cast<size_t>(i)], 0, t);
+      for (int64_t end = 1; end < length; ++end) {
+        for (int64_t n = 2; n <= max_n && end - n + 1 >= 0; ++n) {
+          row_out[(i * t + end) * k + (n - 2)] = row(id + i * t + end - n + 1, n);
+        }
       }
     }
-  }
+  });
   return out;
 }
 
