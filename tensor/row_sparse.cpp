@@ -77,7 +77,7 @@ struct RowAt {
 std::vector<RowAt> positions_by_row(const int64_t* ids, int64_t n, int64_t vocab, int64_t skip_row) {
   constexpr int kDigitBits = 11;
   constexpr int64_t kDigits = int64_t{1} << kDigitBits;
-  std::vector<RowAt> order, next;
+  std::vector<RowAt> order, next;  // (N less skip_row's positions)
   order.reserve(static_cast<size_t>(n));
   for (int64_t p = 0; p < n; ++p) {
     if (ids[p] != skip_row) order.push_back({ids[p], p});
@@ -94,7 +94,7 @@ std::vector<RowAt> positions_by_row(const int64_t* ids, int64_t n, int64_t vocab
   return order;
 }
 
-// coalesce_rows, with the positions of `skip_row` (>= 0) left out.
+// coalesce_rows, with the positions of `skip_row` left out (-1: none).
 Tensor coalesce_rows_except(const Tensor& indices, const Tensor& rows, const Shape& dense_shape,
                             int64_t skip_row) {
   constexpr std::string_view op = "coalesce_rows";
@@ -130,7 +130,7 @@ Tensor coalesce_rows_except(const Tensor& indices, const Tensor& rows, const Sha
   dispatch_float(rows.dtype(), op, [&]<typename T>() {
     const T* from = source.data_ptr<const T>();
     T* to = values.data_ptr<T>();
-    // Row k is zero plus its positions' rows in their order: the additions a dense index_add_ makes, in
+    // Each row is zero plus its positions' rows in their order: the additions a dense index_add_ makes, in
     // the same order, so to_dense() equals the dense gradient bit for bit. Threads split the rows.
     const int64_t per_row = k > 0 ? static_cast<int64_t>(order.size()) / k * dim : 0;
     parallel_for(k, per_row, [&](int64_t begin, int64_t end) {

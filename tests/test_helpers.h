@@ -11,6 +11,16 @@
 
 namespace minigrad::testing {
 
+// Sets the thread count for one scope (a test that must take the parallel path, or must not) and
+// restores it on the way out, a failed check's exception included.
+struct ThreadCount {
+  explicit ThreadCount(int n) : before(num_threads()) { set_num_threads(n); }
+  ~ThreadCount() { set_num_threads(before); }
+  ThreadCount(const ThreadCount&) = delete;
+  ThreadCount& operator=(const ThreadCount&) = delete;
+  int before;
+};
+
 // Runs f and checks that it throws an E whose message is exactly `message` (or, with `whole = false`,
 // contains it).
 template <typename E, typename F>

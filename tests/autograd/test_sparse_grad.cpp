@@ -3,6 +3,7 @@
 // fallbacks to the dense gradient (create_graph, a table computed by another op).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include "test_helpers.h"
@@ -131,6 +132,7 @@ BOOST_AUTO_TEST_CASE(large_tables_padding_and_nan_match_the_dense_gradient_bit_f
   // Tables of 1 row (no pass of the rows' sort), 3,000 (two passes of 11 bits) and 2^17 (two), 20,000
   // positions (rows summed on two threads), the padding row left out, a NaN in one position's gradient:
   // the same sums as the dense gradient, bit for bit, NaN where it is, in both dtypes.
+  const ThreadCount two(2);
   for (DType dtype : {DType::Float32, DType::Float64}) {
     for (int64_t vocab : {int64_t{1}, int64_t{3000}, int64_t{1} << 17}) {
       BOOST_TEST_CONTEXT("vocab " << vocab << ", " << dtype_name(dtype)) {
@@ -154,20 +156,36 @@ BOOST_AUTO_TEST_CASE(large_tables_padding_and_nan_match_the_dense_gradient_bit_f
         BOOST_TEST(std::is_sorted(rows.begin(), rows.end()));
         BOOST_TEST((std::adjacent_find(rows.begin(), rows.end()) == rows.end()));
         BOOST_TEST((std::find(rows.begin(), rows.end(), padding) == rows.end()));
+        // Compared as bits (float64 holds either dtype's values exactly): -0.0 and a NaN's bits count.
         const std::vector<double> got = sparse.grad().to_dense().to_vector<double>();
         const std::vector<double> want = dense.grad().to_vector<double>();
         BOOST_REQUIRE(got.size() == want.size());
-        int64_t nans = 0, differ = 0;
-        for (size_t i = 0; i < got.size(); ++i) {
-          if (std::isnan(want[i])) ++nans;
-          if (std::isnan(got[i]) != std::isnan(want[i]) || (!std::isnan(want[i]) && got[i] != want[i]))
-            ++differ;
-        }
-        BOOST_TEST(differ == 0);
+        BOOST_TEST(std::memcmp(got.data(), want.data(), got.size() * sizeof(double)) == 0);
+        const auto nans = std::count_if(want.begin(), want.end(), [](double v) { return std::isnan(v); });
         BOOST_TEST(nans == (ids[3 * 100 + 7] == padding ? 0 : 1));
       }
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(coalescing_a_table_of_more_than_2_to_the_22_rows_and_no_rows) {
+  // 2^22 + 1 rows: three passes of the sort. Rows far apart in every digit, positions in a known order.
+  const int64_t vocab = (int64_t{1} << 22) + 1;
+  const std::vector<int64_t> ids = {vocab - 1, 3, int64_t{1} << 11, vocab - 1, 0, int64_t{1} << 22, 3};
+  const Tensor rows = Tensor::from_values({1, 2, 4, 8, 16, 32, 64}, {7, 1}, F64);
+  const Tensor g = coalesce_rows(ids_of(ids), rows, {vocab, 1});
+  expect_equal(g.row_indices(), {0, 3, 2048, 4194304});
+  expect_equal(g.row_values(), {16, 2 + 64, 4, 1 + 8 + 32});
+  // No positions: no rows.
+  const Tensor none = coalesce_rows(ids_of({}), Tensor::zeros({0, 3}, F64), {5, 3});
+  BOOST_TEST(none.row_indices().numel() == 0);
+  BOOST_TEST(none.row_values().shape() == Shape({0, 3}));
+  // -1 is no row of any table (it is also what coalesce_rows passes for "no padding row").
+  expect_error<IndexError>(
+      [] {
+        coalesce_rows(ids_of({1, -1}), Tensor::zeros({2, 1}, F64), {5, 1});
+      },
+      "coalesce_rows: row -1 is outside a table of 5 rows");
 }
 
 BOOST_AUTO_TEST_CASE(sparse_gradients_accumulate_into_sparse_and_dense_ones) {

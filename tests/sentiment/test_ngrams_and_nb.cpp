@@ -49,31 +49,9 @@ BOOST_AUTO_TEST_CASE(ngrams_are_hashed_to_fixed_rows_and_padding_gets_row_zero) 
              rows.select(2, 0).contiguous().to_vector<int64_t>());
 }
 
-BOOST_AUTO_TEST_CASE(the_ngrams_in_the_most_documents_get_rows_of_their_own) {
-  // Bigrams: "5 6" is in all three documents (twice in the first, counted once), "6 7" in two, "7 5" and
-  // "6 5" in one. Trigrams: "5 6 7" in two, the others in one.
-  const std::vector<int64_t> a = {5, 6, 7, 5, 6}, b = {5, 6, 7}, c = {6, 5, 6};
-  const NgramVocabulary v = NgramVocabulary::build({a, b, c}, 3, 4);  // 3 rows besides row 0
-  // Ties ("5 6 7" and "6 7", two documents each) go in the order of their ids.
-  BOOST_TEST((v.ngrams() == std::vector<std::vector<int64_t>>{{5, 6}, {5, 6, 7}, {6, 7}}));
-  BOOST_TEST(v.row(a.data(), 2) == 1);
-  BOOST_TEST(v.row(a.data() + 2, 2) == 0);  // "7 5": no row
-  BOOST_TEST(NgramVocabulary::build({a, b, c}, 2, 1).ngrams().empty());
-
-  // As rows of the table: the first review "5 6 7 5 6", the second "6 5 6" then padding.
-  const Tensor tokens = Tensor::from_vector(std::vector<int64_t>{5, 6, 7, 5, 6, 6, 5, 6, 0, 0}, {2, 5});
-  const Tensor lengths = Tensor::from_vector(std::vector<int64_t>{5, 3}, {2});
-  const Tensor rows = v.rows(tokens, lengths, 3);  // (2, 5, 2): the bigram and the trigram ending at t
-  BOOST_REQUIRE(rows.shape() == (Shape{2, 5, 2}));
-  BOOST_TEST(rows.to_vector<int64_t>() == (std::vector<int64_t>{0, 0, 1, 0, 3, 2, 0, 0, 1, 0,  //
-                                                                0, 0, 0, 0, 1, 0, 0, 0, 0, 0}));
-  expect_error<ShapeError>(
-      [&] { v.rows(tokens.reshape({10}), lengths, 2); },
-      "NgramVocabulary::rows: expects int64 tokens (B, T) and lengths (B), got tokens [10] and lengths [2]");
-
+BOOST_AUTO_TEST_CASE(a_batch_split_between_threads_finds_each_reviews_ngrams_as_alone) {
   // A batch large enough to be split between threads: each review's rows as when it is looked up alone.
-  const int threads = num_threads();
-  set_num_threads(2);
+  const ThreadCount two(2);
   Generator gen(3);
   std::vector<std::vector<int64_t>> documents(64);
   for (std::vector<int64_t>& d : documents) {
@@ -96,7 +74,29 @@ BOOST_AUTO_TEST_CASE(the_ngrams_in_the_most_documents_get_rows_of_their_own) {
     found += std::count_if(want.begin(), want.end(), [](int64_t r) { return r > 0; });
   }
   BOOST_TEST(found > 1000);  // most positions found an n-gram: the comparison compared something
-  set_num_threads(threads);
+}
+
+BOOST_AUTO_TEST_CASE(the_ngrams_in_the_most_documents_get_rows_of_their_own) {
+  // Bigrams: "5 6" is in all three documents (twice in the first, counted once), "6 7" in two, "7 5" and
+  // "6 5" in one. Trigrams: "5 6 7" in two, the others in one.
+  const std::vector<int64_t> a = {5, 6, 7, 5, 6}, b = {5, 6, 7}, c = {6, 5, 6};
+  const NgramVocabulary v = NgramVocabulary::build({a, b, c}, 3, 4);  // 3 rows besides row 0
+  // Ties ("5 6 7" and "6 7", two documents each) go in the order of their ids.
+  BOOST_TEST((v.ngrams() == std::vector<std::vector<int64_t>>{{5, 6}, {5, 6, 7}, {6, 7}}));
+  BOOST_TEST(v.row(a.data(), 2) == 1);
+  BOOST_TEST(v.row(a.data() + 2, 2) == 0);  // "7 5": no row
+  BOOST_TEST(NgramVocabulary::build({a, b, c}, 2, 1).ngrams().empty());
+
+  // As rows of the table: the first review "5 6 7 5 6", the second "6 5 6" then padding.
+  const Tensor tokens = Tensor::from_vector(std::vector<int64_t>{5, 6, 7, 5, 6, 6, 5, 6, 0, 0}, {2, 5});
+  const Tensor lengths = Tensor::from_vector(std::vector<int64_t>{5, 3}, {2});
+  const Tensor rows = v.rows(tokens, lengths, 3);  // (2, 5, 2): the bigram and the trigram ending at t
+  BOOST_REQUIRE(rows.shape() == (Shape{2, 5, 2}));
+  BOOST_TEST(rows.to_vector<int64_t>() == (std::vector<int64_t>{0, 0, 1, 0, 3, 2, 0, 0, 1, 0,  //
+                                                                0, 0, 0, 0, 1, 0, 0, 0, 0, 0}));
+  expect_error<ShapeError>(
+      [&] { v.rows(tokens.reshape({10}), lengths, 2); },
+      "NgramVocabulary::rows: expects int64 tokens (B, T) and lengths (B), got tokens [10] and lengths [2]");
 
   // Saved as text and read back through the vocabulary; what does not read back says why.
   const Vocabulary words({"<pad>", "<unk>", "a", "b", "c", "not", "so", "good"});

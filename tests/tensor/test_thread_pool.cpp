@@ -30,17 +30,12 @@
 #include "minigrad/tensor/reduce.h"
 #include "minigrad/tensor/tensor.h"
 #include "minigrad/tensor/threads.h"
+#include "test_helpers.h"
 
 using namespace minigrad;
+using minigrad::testing::ThreadCount;
 
 namespace {
-
-// Restores the thread count a test changed.
-struct ThreadCount {
-  explicit ThreadCount(int n) : before(num_threads()) { set_num_threads(n); }
-  ~ThreadCount() { set_num_threads(before); }
-  int before;
-};
 
 // Turns dynamic threads on or off for one test.
 struct DynamicThreads {
