@@ -76,6 +76,45 @@ BOOST_AUTO_TEST_CASE(a_batch_split_between_threads_finds_each_reviews_ngrams_as_
   BOOST_TEST(found > 1000);  // most positions found an n-gram: the comparison compared something
 }
 
+BOOST_AUTO_TEST_CASE(the_lookup_table_finds_the_row_a_search_of_the_list_finds) {
+  // 3,000 n-grams of 2 to 5 ids from 8 tokens (so that many share a prefix or a suffix with a listed one,
+  // and the table's runs of full slots are long), then every n-gram of other documents looked up: row()
+  // and rows() give the row a search of ngrams() gives, or 0.
+  Generator gen(5);
+  auto document = [&](int length) {
+    std::vector<int64_t> d;
+    for (int i = 0; i < length; ++i) d.push_back(2 + static_cast<int64_t>(gen.next_below(8)));
+    return d;
+  };
+  std::vector<std::vector<int64_t>> training(200);
+  for (std::vector<int64_t>& d : training) d = document(50);
+  const NgramVocabulary v = NgramVocabulary::build({training.begin(), training.end()}, 5, 3001);
+  BOOST_REQUIRE(v.ngrams().size() == 3000);
+  auto searched = [&](const int64_t* ids, int64_t n) -> int64_t {
+    const std::vector<int64_t> wanted(ids, ids + n);
+    const auto it = std::find(v.ngrams().begin(), v.ngrams().end(), wanted);
+    return it == v.ngrams().end() ? 0 : 1 + (it - v.ngrams().begin());
+  };
+  const std::vector<int64_t> tokens = document(16 * 40);  // 16 reviews of 40
+  const Tensor rows = v.rows(Tensor::from_vector(tokens, {16, 40}),
+                             Tensor::from_vector(std::vector<int64_t>(16, 40), {16}), 5);  // (16, 40, 4)
+  int64_t found = 0, missed = 0;
+  for (int64_t i = 0; i < 16; ++i) {
+    for (int64_t end = 0; end < 40; ++end) {
+      for (int64_t n = 2; n <= 5; ++n) {
+        const int64_t want = end + 1 >= n ? searched(tokens.data() + i * 40 + end - n + 1, n) : 0;
+        BOOST_TEST(static_cast<int64_t>(rows.at({i, end, n - 2})) == want);
+        if (end + 1 >= n) BOOST_TEST(v.row(tokens.data() + i * 40 + end - n + 1, n) == want);
+        (want > 0 ? found : missed) += end + 1 >= n;
+      }
+    }
+  }
+  BOOST_TEST(found > 500);  // both outcomes compared many times
+  BOOST_TEST(missed > 500);
+  BOOST_TEST(v.row(tokens.data(), 6) == 0);  // longer than any n-gram: none
+  BOOST_TEST(NgramVocabulary().row(tokens.data(), 2) == 0);
+}
+
 BOOST_AUTO_TEST_CASE(the_ngrams_in_the_most_documents_get_rows_of_their_own) {
   // Bigrams: "5 6" is in all three documents (twice in the first, counted once), "6 7" in two, "7 5" and
   // "6 5" in one. Trigrams: "5 6 7" in two, the others in one.

@@ -1,9 +1,12 @@
 #include "examples/sentiment/extras/ngrams.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <string_view>
+#include <unordered_map>
 
 #include "examples/sentiment/extras/extended_config.h"
 
@@ -11,6 +14,21 @@ namespace sentiment {
 
 using namespace minigrad;
 using json = nlohmann::json;
+
+namespace {
+
+// An n-gram's hash, built from its last id backwards, an id at a time: each id combined into h (boost's
+// hash_combine) and mixed by splitmix64's finaliser. The hash after n ids is the hash of the n-gram of the
+// last n, so one pass from a position backwards gives every n-gram ending there.
+constexpr uint64_t kNgramHashStart = 0x9E3779B97F4A7C15ull;
+uint64_t ngram_hash_step(uint64_t h, int64_t id) {
+  h ^= static_cast<uint64_t>(id) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  return h ^ (h >> 31);
+}
+
+}  // namespace
 
 Tensor ngram_rows(const Tensor& tokens, const Tensor& lengths, int64_t buckets, int64_t max_n) {
   check_tokens("ngram_rows", tokens, lengths);
@@ -23,14 +41,9 @@ Tensor ngram_rows(const Tensor& tokens, const Tensor& lengths, int64_t buckets, 
   for (int64_t i = 0; i < b; ++i) {
     const int64_t length = std::min(lengths.at({i}) >= 0 ? static_cast<int64_t>(lengths.at({i})) : 0, t);
     for (int64_t end = 0; end < length; ++end) {
-      // The ids from `end` backwards, each combined into h (boost's hash_combine) and mixed by splitmix64's
-      // finaliser: the hash after n ids is the n-gram's, so one pass gives every n.
-      uint64_t h = 0x9E3779B97F4A7C15ull;
+      uint64_t h = kNgramHashStart;
       for (int64_t n = 1; n <= max_n && end - n + 1 >= 0; ++n) {
-        h ^= static_cast<uint64_t>(id[i * t + end - n + 1]) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-        h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
-        h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
-        h ^= h >> 31;
+        h = ngram_hash_step(h, id[i * t + end - n + 1]);
         if (n >= 2) row[(i * t + end) * k + (n - 2)] = 1 + static_cast<int64_t>(h % uint64_t(buckets - 1));
       }
     }
@@ -43,6 +56,12 @@ namespace {
 std::string_view bytes_of(const int64_t* ids, int64_t n) {
   return {reinterpret_cast<const char*>(ids), static_cast<size_t>(n) * sizeof(int64_t)};
 }
+
+// Looked up by the bytes of the ids (a view, no copy: hence the transparent hash and equality).
+struct BytesHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view bytes) const { return std::hash<std::string_view>{}(bytes); }
+};
 
 }  // namespace
 
@@ -86,22 +105,42 @@ NgramVocabulary NgramVocabulary::build(const std::vector<std::span<const int64_t
 }
 
 NgramVocabulary::NgramVocabulary(std::vector<std::vector<int64_t>> ngrams) : ngrams_(std::move(ngrams)) {
+  if (ngrams_.empty()) return;
+  slots_.resize(std::bit_ceil(2 * ngrams_.size()));
+  ids_.assign(ngrams_.size() * kMaxN, -1);
+  const size_t mask = slots_.size() - 1;
   for (size_t i = 0; i < ngrams_.size(); ++i) {
     const std::vector<int64_t>& ids = ngrams_[i];
-    if (ids.size() < 2 || ids.size() > 5 ||
-        std::any_of(ids.begin(), ids.end(), [](int64_t id) { return id < 0; }))
+    const auto n = static_cast<int64_t>(ids.size());
+    if (n < 2 || n > kMaxN || std::any_of(ids.begin(), ids.end(), [](int64_t id) { return id < 0; }))
       throw ValueError("NgramVocabulary", "n-gram " + std::to_string(i) + " is not 2 to 5 token ids");
-    if (!row_of_
-             .emplace(std::string(bytes_of(ids.data(), static_cast<int64_t>(ids.size()))),
-                      static_cast<int64_t>(i) + 1)
-             .second)
+    uint64_t h = kNgramHashStart;
+    for (int64_t j = n - 1; j >= 0; --j) h = ngram_hash_step(h, ids[static_cast<size_t>(j)]);
+    if (find(h, ids.data(), n) != 0)
       throw ValueError("NgramVocabulary", "n-gram " + std::to_string(i) + " is listed twice");
+    std::copy(ids.begin(), ids.end(), ids_.begin() + static_cast<std::ptrdiff_t>(i * kMaxN));
+    size_t s = h & mask;
+    while (slots_[s].row != 0) s = (s + 1) & mask;
+    slots_[s] = Slot{h, static_cast<int64_t>(i) + 1};
+  }
+}
+
+int64_t NgramVocabulary::find(uint64_t hash, const int64_t* ids, int64_t n) const {
+  if (slots_.empty() || n > kMaxN) return 0;
+  const size_t mask = slots_.size() - 1;
+  for (size_t s = hash & mask;; s = (s + 1) & mask) {  // ends: at least half the slots are empty
+    const Slot& slot = slots_[s];
+    if (slot.row == 0) return 0;
+    if (slot.hash != hash) continue;
+    const int64_t* row_ids = ids_.data() + (slot.row - 1) * kMaxN;
+    if (std::equal(ids, ids + n, row_ids) && (n == kMaxN || row_ids[n] == -1)) return slot.row;
   }
 }
 
 int64_t NgramVocabulary::row(const int64_t* ids, int64_t n) const {
-  auto it = row_of_.find(bytes_of(ids, n));
-  return it == row_of_.end() ? 0 : it->second;
+  uint64_t h = kNgramHashStart;
+  for (int64_t j = n - 1; j >= 0; --j) h = ngram_hash_step(h, ids[j]);
+  return find(h, ids, n);
 }
 
 Tensor NgramVocabulary::rows(const Tensor& tokens, const Tensor& lengths, int64_t max_n) const {
@@ -114,13 +153,15 @@ Tensor NgramVocabulary::rows(const Tensor& tokens, const Tensor& lengths, int64_
   int64_t* row_out = out.data_ptr<int64_t>();
   const std::vector<int64_t> valid = lengths.to_vector<int64_t>();  // (B)
   // Reviews split between threads, since the lookups run at every step (docs/performance.md, "The main
-  // job's step"); a lookup, a hash of the n-gram's bytes and a probe, weighs as 32 elements in the grain.
+  // job's step"); a lookup, a step of the hash and a probe of the table, weighs as 32 elements in the grain.
   parallel_for(b, t * k * 32, [&](int64_t first, int64_t last) {
     for (int64_t i = first; i < last; ++i) {
       const int64_t length = std::clamp<int64_t>(valid[static_cast<size_t>(i)], 0, t);
       for (int64_t end = 1; end < length; ++end) {
+        uint64_t h = ngram_hash_step(kNgramHashStart, id[i * t + end]);  // the n-grams ending at `end`
         for (int64_t n = 2; n <= max_n && end - n + 1 >= 0; ++n) {
-          row_out[(i * t + end) * k + (n - 2)] = row(id + i * t + end - n + 1, n);
+          h = ngram_hash_step(h, id[i * t + end - n + 1]);
+          row_out[(i * t + end) * k + (n - 2)] = find(h, id + i * t + end - n + 1, n);
         }
       }
     }

@@ -9,10 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <span>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "examples/sentiment/batches.h"
@@ -56,13 +55,22 @@ class NgramVocabulary {
                                    const std::string& source);
 
  private:
-  // Looked up by the bytes of the ids (a view, no copy: hence the transparent hash and equality).
-  struct BytesHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view bytes) const { return std::hash<std::string_view>{}(bytes); }
+  static constexpr int64_t kMaxN = 5;
+  // A slot of the lookup table: an n-gram's hash and its row, or row 0 where the slot is empty.
+  struct Slot {
+    uint64_t hash = 0;
+    int64_t row = 0;
   };
+  // The row of the n-gram ids[0 .. n) whose hash is `hash` (ngram_hash_step's), 0 if it has none.
+  int64_t find(uint64_t hash, const int64_t* ids, int64_t n) const;
+
   std::vector<std::vector<int64_t>> ngrams_;
-  std::unordered_map<std::string, int64_t, BytesHash, std::equal_to<>> row_of_;  // ids' bytes -> row
+  // The lookup table: open addressing, a power of two of slots at most half full, each n-gram in the first
+  // free slot from its hash's low bits on (linear probing). A lookup reads one slot, most often, and the
+  // ids of the row it finds there (ids_); a std::unordered_map of the ids' bytes followed two or three
+  // pointers per lookup, 2.6% of the main job's step (docs/performance.md, "The main job's step").
+  std::vector<Slot> slots_;
+  std::vector<int64_t> ids_;  // row r's ids at [(r - 1)·kMaxN, r·kMaxN), -1 past the n-gram's end
 };
 
 // The n-grams that get rows of their own when ngram_vocabulary is set (extended_config.h), counted in the
