@@ -77,9 +77,9 @@ BOOST_AUTO_TEST_CASE(a_batch_split_between_threads_finds_each_reviews_ngrams_as_
 }
 
 BOOST_AUTO_TEST_CASE(the_lookup_table_finds_the_row_a_search_of_the_list_finds) {
-  // 3,000 n-grams of 2 to 5 ids from 8 tokens (so that many share a prefix or a suffix with a listed one,
-  // and the table's runs of full slots are long), then every n-gram of other documents looked up: row()
-  // and rows() give the row a search of ngrams() gives, or 0.
+  // 8,000 n-grams of 2 to 5 ids from 8 tokens (so that many share a prefix or a suffix with a listed one,
+  // and the table is nearly half full), then every n-gram of other documents looked up: row() and rows()
+  // give the row a search of ngrams() gives, or 0, for each n.
   Generator gen(5);
   auto document = [&](int length) {
     std::vector<int64_t> d;
@@ -88,8 +88,8 @@ BOOST_AUTO_TEST_CASE(the_lookup_table_finds_the_row_a_search_of_the_list_finds) 
   };
   std::vector<std::vector<int64_t>> training(200);
   for (std::vector<int64_t>& d : training) d = document(50);
-  const NgramVocabulary v = NgramVocabulary::build({training.begin(), training.end()}, 5, 3001);
-  BOOST_REQUIRE(v.ngrams().size() == 3000);
+  const NgramVocabulary v = NgramVocabulary::build({training.begin(), training.end()}, 5, 8001);
+  BOOST_REQUIRE(v.ngrams().size() == 8000);
   auto searched = [&](const int64_t* ids, int64_t n) -> int64_t {
     const std::vector<int64_t> wanted(ids, ids + n);
     const auto it = std::find(v.ngrams().begin(), v.ngrams().end(), wanted);
@@ -98,20 +98,24 @@ BOOST_AUTO_TEST_CASE(the_lookup_table_finds_the_row_a_search_of_the_list_finds) 
   const std::vector<int64_t> tokens = document(16 * 40);  // 16 reviews of 40
   const Tensor rows = v.rows(Tensor::from_vector(tokens, {16, 40}),
                              Tensor::from_vector(std::vector<int64_t>(16, 40), {16}), 5);  // (16, 40, 4)
-  int64_t found = 0, missed = 0;
+  std::vector<int64_t> found(6, 0), missed(6, 0);                                          // by n
   for (int64_t i = 0; i < 16; ++i) {
     for (int64_t end = 0; end < 40; ++end) {
       for (int64_t n = 2; n <= 5; ++n) {
         const int64_t want = end + 1 >= n ? searched(tokens.data() + i * 40 + end - n + 1, n) : 0;
         BOOST_TEST(static_cast<int64_t>(rows.at({i, end, n - 2})) == want);
-        if (end + 1 >= n) BOOST_TEST(v.row(tokens.data() + i * 40 + end - n + 1, n) == want);
-        (want > 0 ? found : missed) += end + 1 >= n;
+        if (end + 1 < n) continue;
+        BOOST_TEST(v.row(tokens.data() + i * 40 + end - n + 1, n) == want);
+        ++(want > 0 ? found : missed)[static_cast<size_t>(n)];
       }
     }
   }
-  BOOST_TEST(found > 500);  // both outcomes compared many times
-  BOOST_TEST(missed > 500);
-  BOOST_TEST(v.row(tokens.data(), 6) == 0);  // longer than any n-gram: none
+  // Rows found for every n; none missing for n = 2 and 3 (8 tokens make 64 bigrams and 512 trigrams, all
+  // in the training documents), many for 4 and 5.
+  for (int64_t n = 2; n <= 5; ++n) BOOST_TEST(found[static_cast<size_t>(n)] > 10);
+  BOOST_TEST((missed[4] > 10 && missed[5] > 10));
+  BOOST_TEST(v.row(tokens.data(), 6) == 0);  // longer than any n-gram, or too short: none
+  BOOST_TEST(v.row(tokens.data(), 1) == 0);
   BOOST_TEST(NgramVocabulary().row(tokens.data(), 2) == 0);
 }
 

@@ -107,7 +107,7 @@ NgramVocabulary NgramVocabulary::build(const std::vector<std::span<const int64_t
 NgramVocabulary::NgramVocabulary(std::vector<std::vector<int64_t>> ngrams) : ngrams_(std::move(ngrams)) {
   if (ngrams_.empty()) return;
   slots_.resize(std::bit_ceil(2 * ngrams_.size()));
-  ids_.assign(ngrams_.size() * kMaxN, -1);
+  padded_ids_.assign(ngrams_.size() * kMaxN, -1);
   const size_t mask = slots_.size() - 1;
   for (size_t i = 0; i < ngrams_.size(); ++i) {
     const std::vector<int64_t>& ids = ngrams_[i];
@@ -116,23 +116,23 @@ NgramVocabulary::NgramVocabulary(std::vector<std::vector<int64_t>> ngrams) : ngr
       throw ValueError("NgramVocabulary", "n-gram " + std::to_string(i) + " is not 2 to 5 token ids");
     uint64_t h = kNgramHashStart;
     for (int64_t j = n - 1; j >= 0; --j) h = ngram_hash_step(h, ids[static_cast<size_t>(j)]);
-    if (find(h, ids.data(), n) != 0)
+    if (find_row(h, ids.data(), n) != 0)
       throw ValueError("NgramVocabulary", "n-gram " + std::to_string(i) + " is listed twice");
-    std::copy(ids.begin(), ids.end(), ids_.begin() + static_cast<std::ptrdiff_t>(i * kMaxN));
+    std::copy(ids.begin(), ids.end(), padded_ids_.begin() + static_cast<std::ptrdiff_t>(i * kMaxN));
     size_t s = h & mask;
     while (slots_[s].row != 0) s = (s + 1) & mask;
     slots_[s] = Slot{h, static_cast<int64_t>(i) + 1};
   }
 }
 
-int64_t NgramVocabulary::find(uint64_t hash, const int64_t* ids, int64_t n) const {
-  if (slots_.empty() || n > kMaxN) return 0;
+int64_t NgramVocabulary::find_row(uint64_t hash, const int64_t* ids, int64_t n) const {
+  if (slots_.empty() || n < 2 || n > kMaxN) return 0;
   const size_t mask = slots_.size() - 1;
   for (size_t s = hash & mask;; s = (s + 1) & mask) {  // ends: at least half the slots are empty
     const Slot& slot = slots_[s];
     if (slot.row == 0) return 0;
     if (slot.hash != hash) continue;
-    const int64_t* row_ids = ids_.data() + (slot.row - 1) * kMaxN;
+    const int64_t* row_ids = padded_ids_.data() + (slot.row - 1) * kMaxN;
     if (std::equal(ids, ids + n, row_ids) && (n == kMaxN || row_ids[n] == -1)) return slot.row;
   }
 }
@@ -140,7 +140,7 @@ int64_t NgramVocabulary::find(uint64_t hash, const int64_t* ids, int64_t n) cons
 int64_t NgramVocabulary::row(const int64_t* ids, int64_t n) const {
   uint64_t h = kNgramHashStart;
   for (int64_t j = n - 1; j >= 0; --j) h = ngram_hash_step(h, ids[j]);
-  return find(h, ids, n);
+  return find_row(h, ids, n);
 }
 
 Tensor NgramVocabulary::rows(const Tensor& tokens, const Tensor& lengths, int64_t max_n) const {
@@ -161,7 +161,7 @@ Tensor NgramVocabulary::rows(const Tensor& tokens, const Tensor& lengths, int64_
         uint64_t h = ngram_hash_step(kNgramHashStart, id[i * t + end]);  // the n-grams ending at `end`
         for (int64_t n = 2; n <= max_n && end - n + 1 >= 0; ++n) {
           h = ngram_hash_step(h, id[i * t + end - n + 1]);
-          row_out[(i * t + end) * k + (n - 2)] = find(h, id + i * t + end - n + 1, n);
+          row_out[(i * t + end) * k + (n - 2)] = find_row(h, id + i * t + end - n + 1, n);
         }
       }
     }

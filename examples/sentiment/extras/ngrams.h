@@ -62,15 +62,14 @@ class NgramVocabulary {
     int64_t row = 0;
   };
   // The row of the n-gram ids[0 .. n) whose hash is `hash` (ngram_hash_step's), 0 if it has none.
-  int64_t find(uint64_t hash, const int64_t* ids, int64_t n) const;
+  int64_t find_row(uint64_t hash, const int64_t* ids, int64_t n) const;
 
   std::vector<std::vector<int64_t>> ngrams_;
   // The lookup table: open addressing, a power of two of slots at most half full, each n-gram in the first
-  // free slot from its hash's low bits on (linear probing). A lookup reads one slot, most often, and the
-  // ids of the row it finds there (ids_); a std::unordered_map of the ids' bytes followed two or three
-  // pointers per lookup, 2.6% of the main job's step (docs/performance.md, "The main job's step").
+  // free slot from its hash's low bits on (linear probing). A lookup most often reads one slot and the
+  // ids of the row it finds there (docs/performance.md, "The n-gram lookups").
   std::vector<Slot> slots_;
-  std::vector<int64_t> ids_;  // row r's ids at [(r - 1)·kMaxN, r·kMaxN), -1 past the n-gram's end
+  std::vector<int64_t> padded_ids_;  // row r's ids at [(r - 1)·kMaxN, r·kMaxN), -1 past the n-gram's end
 };
 
 // The n-grams that get rows of their own when ngram_vocabulary is set (extended_config.h), counted in the
