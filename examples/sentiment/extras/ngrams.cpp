@@ -28,6 +28,13 @@ uint64_t ngram_hash_step(uint64_t h, int64_t id) {
   return h ^ (h >> 31);
 }
 
+// The hash of the n-gram ids[0 .. n), the last id first.
+uint64_t ngram_hash(const int64_t* ids, int64_t n) {
+  uint64_t h = kNgramHashStart;
+  for (int64_t j = n - 1; j >= 0; --j) h = ngram_hash_step(h, ids[j]);
+  return h;
+}
+
 }  // namespace
 
 Tensor ngram_rows(const Tensor& tokens, const Tensor& lengths, int64_t buckets, int64_t max_n) {
@@ -114,8 +121,7 @@ NgramVocabulary::NgramVocabulary(std::vector<std::vector<int64_t>> ngrams) : ngr
     const auto n = static_cast<int64_t>(ids.size());
     if (n < 2 || n > kMaxN || std::any_of(ids.begin(), ids.end(), [](int64_t id) { return id < 0; }))
       throw ValueError("NgramVocabulary", "n-gram " + std::to_string(i) + " is not 2 to 5 token ids");
-    uint64_t h = kNgramHashStart;
-    for (int64_t j = n - 1; j >= 0; --j) h = ngram_hash_step(h, ids[static_cast<size_t>(j)]);
+    const uint64_t h = ngram_hash(ids.data(), n);
     if (find_row(h, ids.data(), n) != 0)
       throw ValueError("NgramVocabulary", "n-gram " + std::to_string(i) + " is listed twice");
     std::copy(ids.begin(), ids.end(), padded_ids_.begin() + static_cast<std::ptrdiff_t>(i * kMaxN));
@@ -138,9 +144,7 @@ int64_t NgramVocabulary::find_row(uint64_t hash, const int64_t* ids, int64_t n) 
 }
 
 int64_t NgramVocabulary::row(const int64_t* ids, int64_t n) const {
-  uint64_t h = kNgramHashStart;
-  for (int64_t j = n - 1; j >= 0; --j) h = ngram_hash_step(h, ids[j]);
-  return find_row(h, ids, n);
+  return find_row(ngram_hash(ids, n), ids, n);
 }
 
 Tensor NgramVocabulary::rows(const Tensor& tokens, const Tensor& lengths, int64_t max_n) const {
