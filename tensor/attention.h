@@ -20,8 +20,9 @@
 // instead (the product Q·Kᵀ, the mask and the softmax run a second time), as FlashAttention does, costs
 // more than reading them back when the heads are narrow (32 wide on bench/train-step.sh's S, 128 MB of
 // weights a step): the product is shallow, and the exponentials are computed twice. On the main job's
-// heads, 64 wide over up to 1,024 keys, it gained nothing with OpenBLAS's own kernels (measured twice:
-// docs/history/performance.md, "Attention that makes its weights again").
+// heads, 64 wide over up to 1,024 keys, it gained nothing with OpenBLAS's own kernels (1.11× with the
+// pinned AVX2 ones): docs/history/performance.md, "Attention that makes its weights again" and "Timed
+// again, with the scores in minigrad's kernel".
 // Groups run in parallel, one thread each, with single-threaded products inside (gemm(), which gives
 // most of these to minigrad's own kernel, tensor/thin_gemm.h, on a CPU with AVX-512).
 #pragma once
