@@ -74,9 +74,10 @@ void bench_matmul(double batch_seconds, int rounds) {
   }
 }
 
-// The products of a training step on 32,768 tokens (bench/train_step.cpp's config S: d 64, FFN 128; and
-// A's 4,096 tokens, d 128, FFN 512), where minigrad splits the work between its threads itself
-// (tensor/matmul.cpp), against one cblas_sgemm call with the same operands, threaded by OpenBLAS.
+// The products of a training step on 32,768 tokens (bench/train_step.cpp's config S: d 64, FFN 128; A's
+// 4,096 tokens, d 128, FFN 512; and C's 8,192, d 256, FFN 1024), where minigrad splits the work between its
+// threads itself (tensor/matmul.cpp), against one cblas_sgemm call with the same operands, threaded by
+// OpenBLAS.
 void bench_step_products(double batch_seconds, int rounds) {
   std::printf(
       "\nmatmul, float32, the products of a training step (tokens x features; GFLOP/s = 2mnk / time)\n");
@@ -95,7 +96,12 @@ void bench_step_products(double batch_seconds, int rounds) {
       {"dY^T X  (32768x192)^T by 32768x64", 192, 64, 32768, true, false},
       {"dY^T X  (32768x64)^T by 32768x128", 64, 128, 32768, true, false},
       {"X W^T   4096x128 by (512x128)^T", 4096, 512, 128, false, true},
+      {"dY W    4096x128 by 128x512", 4096, 512, 128, false, false},
       {"dY^T X  (4096x512)^T by 4096x128", 512, 128, 4096, true, false},
+      {"X W^T   8192x256 by (256x256)^T", 8192, 256, 256, false, true},
+      {"X W^T   8192x256 by (1024x256)^T", 8192, 1024, 256, false, true},
+      {"X W^T   8192x1024 by (256x1024)^T", 8192, 256, 1024, false, true},
+      {"dY W    8192x1024 by 1024x256", 8192, 256, 1024, false, false},
   };
   for (const Product& p : products) {
     const auto [a, b] = stored_operands(p.m, p.n, p.k, p.transpose_a, p.transpose_b);

@@ -10,14 +10,23 @@ namespace {
 
 constexpr int kRows = 6;     // rows of C per block
 constexpr int kVectors = 4;  // vectors of C's columns per panel
+// Rows of op(A) taken against one panel of B after another: 96 rows of k ≤ 1024 floats are at most 384 KB,
+// which stay in L2 (1 MB on a Zen 4 or 5) beside a panel (k × 64 floats, at most 256 KB).
+constexpr int64_t kChunkRows = 96;
+static_assert(kChunkRows % kRows == 0, "a chunk is whole blocks");
 // Where it applies (gemm() calls it), as measured on a Zen 5 against OpenBLAS's AVX-512 kernels
 // (docs/performance.md, "Thin products"): at least 128 rows of op(A), A as stored or transposed, and B
 // of at most 192 columns and 1024 rows (a linear layer's weight; attention's values), or of at most 1024
 // columns and 64 rows (attention's keys, Q·Kᵀ with a head of 64 dimensions or fewer). Fewer rows (64 × 64 ·
-// 64 × 64) or wide products over a longer k (C's 256 columns by 256 rows) ran faster in OpenBLAS, whose
-// packing they pay for.
+// 64 × 64) ran faster in OpenBLAS, whose packing they pay for.
 constexpr int64_t kMinM = 128, kMaxN = 192, kMaxK = 1024;
 constexpr int64_t kMaxWideN = 1024, kMaxWideK = 64;
+// And a feed-forward block's products, float32 with A as stored: at least 2,048 rows (a thread's share of
+// A's 4,096 tokens) by a B of at most 1024 columns and 1024 rows (4096 × 128 · 128 × 512 on A, 8192 × 256
+// · 256 × 1024 on C), where the kernel measured faster than both of OpenBLAS's kernel sets. Products with
+// fewer rows (a square matmul's share of a thread) and a transposed A against a wide B over a longer k (a
+// weight's gradient) stay with OpenBLAS: the latter ran at half its speed.
+constexpr int64_t kMinFeedForwardM = 2048;
 // A long k: a weight's gradient dYᵀ·X (A transposed), a small C (out × in, 64 to 256 rows) summed over every
 // token of a batch (32,768 on S). It is taken in pieces of kPieceK, each added into C, so that a piece of
 // op(A) and one of B (256 × 256 and 256 × 192 floats at most: 448 KB) stay in L2 together while every block
@@ -114,18 +123,24 @@ template <typename T, bool TA>
 void blocks(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb,
             int64_t panel_stride, T beta, T* c, int64_t ldc) {
   constexpr int64_t P = kVectors * kWidth<T>;
-  // Block by block of op(A)'s rows, each against every panel of B's columns: the block's rows are read
-  // from memory once and then from L1, and B (at most 768 KB of floats) stays in L2 or L3 for every block.
-  for (int64_t i = 0; i < m; i += kRows) {
-    const int rows = static_cast<int>(std::min<int64_t>(kRows, m - i));
-    const T* a_rows = TA ? a + i : a + i * lda;  // row i of op(A)
+  // op(A)'s rows in chunks of kChunkRows, each chunk against one panel of B's columns after another, block
+  // by block: a chunk's rows are read from memory once, then from L2 for the other panels, and each panel
+  // stays in L1 (k ≤ 128) or L2 while the chunk's 16 blocks read it. With one panel (n ≤ 64 floats) this is
+  // block after block down op(A).
+  for (int64_t first = 0; first < m; first += kChunkRows) {
+    const int64_t end = std::min(m, first + kChunkRows);
     for (int64_t j = 0; j < n; j += P) {
       const int vectors = static_cast<int>(std::min<int64_t>(kVectors, (n - j) / kWidth<T>));
       const T* panel = b + j / P * panel_stride;
-      if (rows == kRows) {
-        block_of_width<T, TA, kRows>(vectors, a_rows, lda, panel, ldb, k, alpha, beta, c + i * ldc + j, ldc);
-      } else {
-        any_block<T, TA>(rows, vectors, a_rows, lda, panel, ldb, k, alpha, beta, c + i * ldc + j, ldc);
+      for (int64_t i = first; i < end; i += kRows) {
+        const int rows = static_cast<int>(std::min<int64_t>(kRows, end - i));
+        const T* a_rows = TA ? a + i : a + i * lda;  // row i of op(A)
+        if (rows == kRows) {
+          block_of_width<T, TA, kRows>(vectors, a_rows, lda, panel, ldb, k, alpha, beta, c + i * ldc + j,
+                                       ldc);
+        } else {
+          any_block<T, TA>(rows, vectors, a_rows, lda, panel, ldb, k, alpha, beta, c + i * ldc + j, ldc);
+        }
       }
     }
   }
@@ -175,9 +190,11 @@ bool thin_gemm_applies(bool transpose_a, int64_t m, int64_t n, int64_t k, bool i
   const int64_t width = is_double ? kWidth<double> : kWidth<float>;
   const bool thin = m >= kMinM && n <= kMaxN && k <= kMaxK;
   const bool wide_over_short_k = m >= kMinM && n <= kMaxWideN && k <= kMaxWideK;
+  const bool feed_forward =
+      !transpose_a && !is_double && m >= kMinFeedForwardM && n <= kMaxWideN && k <= kMaxK;
   // Only the shape it was measured on: attention's P·V over more than 1024 keys, say, stays with OpenBLAS.
   const bool long_k = transpose_a && m >= kMinLongKM && m <= kMaxLongKM && n <= kMaxN && k > kMaxK;
-  return n >= width && n % width == 0 && k >= 1 && (thin || wide_over_short_k || long_k);
+  return n >= width && n % width == 0 && k >= 1 && (thin || wide_over_short_k || feed_forward || long_k);
 #else
   (void)transpose_a, (void)m, (void)n, (void)k, (void)is_double;
   return false;

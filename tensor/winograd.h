@@ -2,11 +2,11 @@
 // "Fast Algorithms for Convolutional Neural Networks", 2015), for 3×3 kernels at stride 1: each 2×2 tile
 // of outputs from the 4×4 tile of the input it reads, as 16 products per group of (tiles × C_in/G) by
 // (C_in/G × C_out/G) where im2col makes one of (C_out/G × 9·C_in/G) by (9·C_in/G × pixels): 2.25 times
-// fewer multiply-adds, still OpenBLAS's products, and no columns 9 times the input's size to write and
-// read back. The transforms run along the channels (the images are copied channels last): the input's
-// along all C_in (at least 32), the output's along all C_out, where along a row of tiles they would run 7
-// long in a 14×14 layer. A private header of tensor/ (not installed): conv2d_forward and conv2d_input_grad
-// (tensor/unfold.cpp) run it on each chunk of images they can.
+// fewer multiply-adds, each product through gemm() (matmul.h), and no columns 9 times the input's size to
+// write and read back. The transforms run along the channels (the images are copied channels last): the
+// input's along all C_in (at least 32), the output's along all C_out, where along a row of tiles they would
+// run 7 long in a 14×14 layer. A private header of tensor/ (not installed): conv2d_forward and
+// conv2d_input_grad (tensor/unfold.cpp) run it on each chunk of images they can.
 //
 // The input's gradient is itself such a convolution: of the output's gradient gy, padded by 2 - p where
 // the forward pads by p, with the filters rotated by 180° and each group's two channel axes swapped:

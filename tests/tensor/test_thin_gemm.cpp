@@ -74,7 +74,9 @@ void every_block_remainder() {
   std::mt19937 random(7);
   constexpr int64_t width = 64 / sizeof(T);
   const double tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-13;
-  for (const int64_t m : {1, 5, 6, 7, 13, 100}) {
+  // m: every block remainder; one chunk of 96 rows exactly (96), and past it by 4 rows (100) and by two
+  // whole blocks and a row (109); two chunks exactly (192), and past them (197)
+  for (const int64_t m : {1, 5, 6, 7, 13, 96, 100, 109, 192, 197}) {
     // n: every panel width, a wide B copied panel by panel (256 floats), and 17 vectors (panels of 4, then 1)
     for (const int64_t n :
          {width, 2 * width, 3 * width, 4 * width, 5 * width, 256 / width * width, 17 * width}) {
@@ -96,6 +98,8 @@ void every_block_remainder() {
   BOOST_TEST(compare<T>(false, false, 7, 2 * width, 1024, T(1), T(0), random) < tolerance);
   BOOST_TEST(compare<T>(true, false, 7, 2 * width, 1024, T(1), T(0), random) < tolerance);
   BOOST_TEST(compare<T>(false, true, 13, 1024, 64, T(1), T(0), random) < tolerance);
+  BOOST_TEST(compare<T>(false, true, 101, 1024, 1024, T(1), T(0), random) < tolerance);  // A as stored
+  BOOST_TEST(compare<T>(false, false, 101, 1024, 1024, T(0.5), T(1), random) < tolerance);
   // A long k, in pieces of 256: four and one more (1,025), five exactly (1,280), five and a part (1,300);
   // A and B either way, B of one panel and of two (the second cut short).
   for (const int64_t k : {1025, 1280, 1300}) {
@@ -151,10 +155,15 @@ BOOST_AUTO_TEST_CASE(nan_and_infinities_propagate_as_blas_gives_them) {
 BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
   // What gemm() (every product of minigrad) hands it, and the answer through gemm().
   BOOST_TEST(!thin_gemm_applies(false, 1000, 24, 64, false));    // n not a multiple of 16 floats
-  BOOST_TEST(!thin_gemm_applies(false, 1000, 256, 128, false));  // n past 192 over k past 64
-  BOOST_TEST(!thin_gemm_applies(false, 1000, 2048, 64, false));  // n past 1024
-  BOOST_TEST(!thin_gemm_applies(false, 64, 64, 64, false));      // fewer than 128 rows
-  BOOST_TEST(!thin_gemm_applies(true, 1000, 64, 2048, false));   // k past 1024 with more than 256 rows
+  BOOST_TEST(!thin_gemm_applies(false, 1000, 256, 128, false));  // n past 192 over k past 64: under 2048 rows
+  BOOST_TEST(!thin_gemm_applies(true, 4096, 256, 128, false));   // the same with A transposed
+  BOOST_TEST(!thin_gemm_applies(false, 4096, 256, 1025, false));  // A as stored, k past 1024
+  BOOST_TEST(!thin_gemm_applies(false, 4096, 1040, 512, false));  // n past 1024 over k past 64
+  BOOST_TEST(!thin_gemm_applies(false, 4096, 512, 128, true));    // float64: measured on float32 only
+  BOOST_TEST(!thin_gemm_applies(true, 1000, 1024, 65, false));    // A transposed, wide over k past 64
+  BOOST_TEST(!thin_gemm_applies(false, 1000, 2048, 64, false));   // n past 1024
+  BOOST_TEST(!thin_gemm_applies(false, 64, 64, 64, false));       // fewer than 128 rows
+  BOOST_TEST(!thin_gemm_applies(true, 1000, 64, 2048, false));    // k past 1024 with more than 256 rows
   BOOST_TEST(!thin_gemm_applies(true, 257, 64, 2048, false));
   BOOST_TEST(!thin_gemm_applies(true, 63, 64, 32768, false));   // k past 1024 with fewer than 64 rows
   BOOST_TEST(!thin_gemm_applies(true, 64, 64, 1024, false));    // 64 rows, k not past 1024
@@ -163,8 +172,11 @@ BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
 #if defined(__AVX512F__)
   BOOST_TEST(thin_gemm_applies(false, 32768, 64, 64, false));
   BOOST_TEST(thin_gemm_applies(false, 32768, 64, 64, true));
-  BOOST_TEST(thin_gemm_applies(false, 128, 1024, 64, false));  // attention's scores for 1024 keys
-  BOOST_TEST(thin_gemm_applies(true, 64, 64, 32768, false));   // a weight's gradient over S's 32,768 tokens
+  BOOST_TEST(thin_gemm_applies(false, 128, 1024, 64, false));     // attention's scores for 1024 keys
+  BOOST_TEST(thin_gemm_applies(false, 4096, 512, 128, false));    // A's feed-forward block, x·W₁ᵀ
+  BOOST_TEST(thin_gemm_applies(false, 2048, 1024, 1024, false));  // the fewest rows, the largest B
+  BOOST_TEST(thin_gemm_applies(true, 1000, 1024, 64, false));     // A transposed, wide over k = 64
+  BOOST_TEST(thin_gemm_applies(true, 64, 64, 32768, false));  // a weight's gradient over S's 32,768 tokens
   BOOST_TEST(thin_gemm_applies(true, 256, 192, 1025, false));
 #else
   BOOST_TEST(!thin_gemm_applies(false, 32768, 64, 64, false));  // without AVX-512: BLAS everywhere
@@ -200,6 +212,19 @@ BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
   // them, each share of 2,500 in pieces.
   const int threads_before = num_threads();
   set_num_threads(2);
+  // A's feed-forward product x·W₁ᵀ (4096 × 128 · (512 × 128)ᵀ), on two threads: 2,048 rows each, each
+  // thread copying W₁ into panels of its own.
+  const int64_t ff_rows = 4096, ff_in = 128, ff_out = 512;
+  std::vector<float> ff_x(ff_rows * ff_in), ff_w(ff_out * ff_in), ff_y(ff_rows * ff_out),
+      expected_ff_y(ff_rows * ff_out);
+  for (float& v : ff_x) v = normal(random);
+  for (float& v : ff_w) v = normal(random);
+  reference_gemm(false, true, ff_rows, ff_out, ff_in, 1.0f, ff_x.data(), ff_in, ff_w.data(), ff_in, 0.0f,
+                 expected_ff_y.data(), ff_out);
+  gemm(false, true, ff_rows, ff_out, ff_in, 1.0f, ff_x.data(), ff_in, ff_w.data(), ff_in, 0.0f, ff_y.data(),
+       ff_out);
+  for (int64_t i = 0; i < ff_rows * ff_out; ++i)
+    BOOST_TEST_REQUIRE(std::abs(ff_y[i] - expected_ff_y[i]) < 1e-3f);
   const int64_t tokens = 5000, out = 64, in = 128;
   std::vector<float> dy(tokens * out), xs(tokens * in), dw(out * in), expected_dw(out * in);
   for (float& v : dy) v = normal(random);
