@@ -1,7 +1,9 @@
 #include "minigrad/tensor/thin_gemm.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace minigrad {
@@ -49,6 +51,58 @@ template <typename T>
 using Vector = typename VectorOf<T>::type;
 template <typename T>
 constexpr int kWidth = 64 / sizeof(T);
+
+// Transposes a square tile of W × W (16 floats or 8 doubles) in registers: row[i][j] becomes row[j][i].
+// Each stage, for a distance s of W/2, W/4, ..., 1, swaps the two off-diagonal s × s blocks of every
+// 2s × 2s block, with one two-vector shuffle per row: row r (bit s clear) keeps its columns whose bit s is
+// clear and takes row r + s's columns c - s into those with bit s set; row r + s keeps its columns with
+// bit s set and takes row r's columns c + s into the others. Each stage swaps bit s of an element's row
+// and column; after the last, every element is at its mirror position.
+template <typename T>
+void transpose_tile(Vector<T> (&row)[kWidth<T>]) {
+  constexpr int W = kWidth<T>;
+  auto stage = [&]<int s, int... c>(std::integer_sequence<int, c...>) {
+    for (int r = 0; r < W; ++r) {
+      if (r & s) continue;
+      const Vector<T> a = row[r], b = row[r + s];  // indices from W on pick from b
+      row[r] = __builtin_shufflevector(a, b, ((c & s) == 0 ? c : W + c - s)...);
+      row[r + s] = __builtin_shufflevector(a, b, ((c & s) == 0 ? c + s : W + c)...);
+    }
+  };
+  constexpr auto columns = std::make_integer_sequence<int, W>();
+  if constexpr (W == 16) stage.template operator()<8>(columns);
+  stage.template operator()<4>(columns);
+  stage.template operator()<2>(columns);
+  stage.template operator()<1>(columns);
+}
+
+// Copies op(B) (k × n) into panels of P columns: each panel as k rows of P, side by side, a panel's rows
+// P apart and the panels k·P apart (in a last panel of fewer than P columns, only those are written). For a
+// transposed B (n × k as stored: a row of B is a column of op(B)) W × W tiles are transposed in registers;
+// where k is not a multiple of W, its last rows are copied one element at a time. With the copy an element
+// at a time, as before, a block's Q·Kᵀ (256 × 64 by (512 × 64)ᵀ) took 8% longer (docs/history/performance.md,
+// "A transposed B copied by tiles").
+template <typename T>
+void copy_panels(bool transpose_b, int64_t n, int64_t k, const T* b, int64_t ldb, int64_t P, T* out) {
+  constexpr int W = kWidth<T>;
+  for (int64_t j = 0; j < n; j += W) {         // W columns of op(B) at a time (n is a multiple of W)
+    T* columns = out + j / P * k * P + j % P;  // columns [j, j + W) of op(B), in their panel
+    if (!transpose_b) {
+      for (int64_t p = 0; p < k; ++p) std::memcpy(columns + p * P, b + p * ldb + j, sizeof(Vector<T>));
+      continue;
+    }
+    int64_t p = 0;
+    for (; p + W <= k; p += W) {
+      Vector<T> tile[W];
+      for (int i = 0; i < W; ++i) std::memcpy(&tile[i], b + (j + i) * ldb + p, sizeof(Vector<T>));
+      transpose_tile<T>(tile);  // tile[i] is now row p + i of op(B), columns [j, j + W)
+      for (int i = 0; i < W; ++i) std::memcpy(columns + (p + i) * P, &tile[i], sizeof(Vector<T>));
+    }
+    for (; p < k; ++p) {
+      for (int i = 0; i < W; ++i) columns[p * P + i] = b[(j + i) * ldb + p];
+    }
+  }
+}
 
 // C[0..R) × [0..V·W) = alpha·op(A)[0..R) × [0..k) · B[0..k) × [0..V·W) + beta·C: the micro-kernel. Its
 // R × V accumulators stay in registers (the loops are unrolled whole). op(A)'s element (r, p) is
@@ -168,10 +222,7 @@ void thin_product(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int6
   if (transpose_b || n > kMaxN) {
     const int64_t panels = (n + P - 1) / P;
     copied.resize(static_cast<size_t>(panels * k * P));
-    for (int64_t j = 0; j < n; ++j) {
-      T* column = copied.data() + j / P * k * P + j % P;  // column j of op(B)
-      for (int64_t p = 0; p < k; ++p) column[p * P] = transpose_b ? b[j * ldb + p] : b[p * ldb + j];
-    }
+    copy_panels(transpose_b, n, k, b, ldb, P, copied.data());
     b = copied.data();
     ldb = P;
     panel_stride = k * P;

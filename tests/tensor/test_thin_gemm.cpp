@@ -33,7 +33,8 @@ void reference_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double al
 // one answer must be a NaN in the other, an infinity the same infinity.
 template <typename T>
 double compare(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, T beta, std::mt19937& random,
-               const std::vector<std::pair<int64_t, T>>& a_specials = {}) {
+               const std::vector<std::pair<int64_t, T>>& a_specials = {},
+               const std::vector<std::pair<int64_t, T>>& b_specials = {}) {
   // A as stored: m × k, or k × m for a transposed A; op(A)'s element (i, p) at a_at(i, p).
   const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 5, ldc = n + 7;
   auto a_at = [&](int64_t i, int64_t p) { return ta ? p * lda + i : i * lda + p; };
@@ -43,6 +44,7 @@ double compare(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, T bet
   for (T& x : b) x = T(normal(random));
   for (T& x : c) x = T(normal(random));
   for (const auto& [index, value] : a_specials) a[index] = value;
+  for (const auto& [index, value] : b_specials) b[index] = value;
   std::vector<T> expected = c, got = c;
   reference_gemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, expected.data(), ldc);
   thin_gemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, got.data(), ldc);
@@ -138,6 +140,13 @@ BOOST_AUTO_TEST_CASE(nan_and_infinities_propagate_as_blas_gives_them) {
                1e-5);
     // A transposed (64 × 9, rows 9 + 3 apart): a[2][0] NaN makes row 0 of op(A) NaN, a[0][7] -inf row 7.
     BOOST_TEST(compare<float>(true, false, 9, 32, 64, 1.0f, beta, random, {{2 * 12, nan}, {7, -inf}}) < 1e-5);
+    // B transposed (48 × 70, rows 70 + 5 apart), copied into panels by 16 × 16 tiles and, past k = 64, an
+    // element at a time: b[3][17] NaN makes column 3 of C NaN (in a tile), b[20][66] +inf column 20 (past
+    // the tiles). A wide B as stored (64 × 256, rows 261 apart), copied too: b[5][200] NaN, column 200.
+    BOOST_TEST(compare<float>(false, true, 9, 48, 70, 1.0f, beta, random, {},
+                              {{3 * 75 + 17, nan}, {20 * 75 + 66, inf}}) < 1e-5);
+    BOOST_TEST(compare<float>(false, false, 9, 256, 64, 1.0f, beta, random, {}, {{5 * 261 + 200, nan}}) <
+               1e-5);
     // A long k: a NaN in the last piece (k = 1100, pieces of 256) and an infinity in the first.
     BOOST_TEST(compare<float>(true, false, 9, 32, 1100, 1.0f, beta, random, {{1090 * 12, nan}, {7, inf}}) <
                1e-5);
