@@ -217,12 +217,11 @@ BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
   gemm(true, false, keys, d, rows, 1.0f, scores.data(), keys, q.data(), d, 1.0f, dv.data(), d);
   for (int64_t i = 0; i < keys * d; ++i) BOOST_TEST_REQUIRE(std::abs(dv[i] - expected_dv[i]) < 1e-3f);
 
-  // A weight's gradient dYᵀ·X over 5,000 tokens (out 64, in 128), on two threads: split along k between
-  // them, each share of 2,500 in pieces.
+  // Two products on two threads, the threads set back before anything is checked.
   const int threads_before = num_threads();
   set_num_threads(2);
-  // A's feed-forward product x·W₁ᵀ (4096 × 128 · (512 × 128)ᵀ), on two threads: 2,048 rows each, each
-  // thread copying W₁ into panels of its own.
+  // A's feed-forward product x·W₁ᵀ (4096 × 128 · (512 × 128)ᵀ): 2,048 rows a thread, each thread copying
+  // W₁ into panels of its own.
   const int64_t ff_rows = 4096, ff_in = 128, ff_out = 512;
   std::vector<float> ff_x(ff_rows * ff_in), ff_w(ff_out * ff_in), ff_y(ff_rows * ff_out),
       expected_ff_y(ff_rows * ff_out);
@@ -232,8 +231,8 @@ BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
                  expected_ff_y.data(), ff_out);
   gemm(false, true, ff_rows, ff_out, ff_in, 1.0f, ff_x.data(), ff_in, ff_w.data(), ff_in, 0.0f, ff_y.data(),
        ff_out);
-  for (int64_t i = 0; i < ff_rows * ff_out; ++i)
-    BOOST_TEST_REQUIRE(std::abs(ff_y[i] - expected_ff_y[i]) < 1e-3f);
+  // A weight's gradient dYᵀ·X over 5,000 tokens (out 64, in 128): split along k between the threads, each
+  // share of 2,500 in pieces.
   const int64_t tokens = 5000, out = 64, in = 128;
   std::vector<float> dy(tokens * out), xs(tokens * in), dw(out * in), expected_dw(out * in);
   for (float& v : dy) v = normal(random);
@@ -242,6 +241,8 @@ BOOST_AUTO_TEST_CASE(gemm_uses_it_where_it_applies_and_gives_blas_results) {
                  in);
   gemm(true, false, out, in, tokens, 1.0f, dy.data(), out, xs.data(), in, 0.0f, dw.data(), in);
   set_num_threads(threads_before);
+  for (int64_t i = 0; i < ff_rows * ff_out; ++i)
+    BOOST_TEST_REQUIRE(std::abs(ff_y[i] - expected_ff_y[i]) < 1e-3f);
   for (int64_t i = 0; i < out * in; ++i) BOOST_TEST_REQUIRE(std::abs(dw[i] - expected_dw[i]) < 1e-2f);
 }
 
