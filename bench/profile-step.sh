@@ -20,19 +20,23 @@
 # Warm-up steps touch fresh memory, whose page faults would swamp the samples of the timed steps, which
 # take a few faults each (docs/history/performance.md, "The step profile over whole runs").
 #
-#   bench/profile-step.sh [--configs "A B C S"] [--threads "1 2"] [--steps N | --steps "A=15 C=3"]
-#   bench/profile-step.sh --main-job N [--threads "1 2"]
+#   bench/profile-step.sh [--configs "A B C S"] [--threads "1 2"] [--steps N | --steps "A=15 C=3"] [--frequency HZ]
+#   bench/profile-step.sh --main-job N [--threads "1 2"] [--frequency HZ]
 #
 # --main-job profiles the main job's training instead (scripts/train-sentiment.sh's model and options,
 # one member, on data/aclImdb, which that script prepares): `minigrad-sentiment train` turns perf on after
 # 20 steps and off after N more (--perf-control, --profile-after), so that reading the reviews, building
 # the tables and the first steps are left out. Its rows give no ms/step: the program times epochs.
 #
+# --frequency sets perf's sampling rate (perf's own default otherwise, 4,000 a second). Sampling slows the
+# step on a virtual machine: A at one thread took 100-105 ms a step at 4,000 samples a second, 81-86 at 500
+# and 82-87 unprofiled (docs/history/performance.md, "What a step does besides its products").
+#
 # It holds no lock itself: on a shared machine, run it as  flock /tmp/minigrad-cpu.lock bench/profile-step.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-configs="A B C S" thread_counts="1 2" main_job_steps=0
+configs="A B C S" thread_counts="1 2" main_job_steps=0 frequency=""
 declare -A steps=([A]=15 [B]=100 [C]=3 [S]=5)
 while [ $# -gt 0 ]; do
   case $1 in
@@ -46,6 +50,7 @@ while [ $# -gt 0 ]; do
       done
       shift 2 ;;
     --main-job) main_job_steps=$2; shift 2 ;;
+    --frequency) frequency=$2; shift 2 ;;
     -h | --help) sed -n '/^#   bench/p' "$0" | sed 's/^# //'; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -56,6 +61,7 @@ done
 
 command -v perf >/dev/null || apt-get install -y linux-perf >/dev/null
 [[ $main_job_steps =~ ^[0-9]+$ ]] || { echo "--main-job: '$main_job_steps' is not a step count" >&2; exit 2; }
+[[ -z $frequency || $frequency =~ ^[1-9][0-9]*$ ]] || { echo "--frequency: '$frequency' is not a rate in Hz" >&2; exit 2; }
 bin=build/release/bench/minigrad-train-step
 target=minigrad-train-step
 if [ "$main_job_steps" -gt 0 ]; then
@@ -124,7 +130,7 @@ for c in $configs; do
     else
       command=("$bin" --config "$c" --steps "${steps[$c]}" --threads "$t" --perf-control "$out/control,$out/ack")
     fi
-    MINIGRAD_NUM_THREADS=$t OMP_NUM_THREADS=$t perf record -q -e cpu-clock -D -1 \
+    MINIGRAD_NUM_THREADS=$t OMP_NUM_THREADS=$t perf record -q -e cpu-clock ${frequency:+-F "$frequency"} -D -1 \
       --control "fd:$control_fd,$ack_fd" -o "$data" "${command[@]}" >"$out/stdout" 2>"$out/stderr" ||
       { cat "$out/stderr" >&2; echo "$c on $t threads failed" >&2; exit 1; }
     exec {control_fd}>&- {ack_fd}>&-
