@@ -28,9 +28,10 @@
 # 20 steps and off after N more (--perf-control, --profile-after), so that reading the reviews, building
 # the tables and the first steps are left out. Its rows give no ms/step: the program times epochs.
 #
-# --frequency sets perf's sampling rate (perf's own default otherwise, 4,000 a second). Sampling slows the
-# step on a virtual machine: A at one thread took 100-105 ms a step at 4,000 samples a second, 81-86 at 500
-# and 82-87 unprofiled (docs/history/performance.md, "What a step does besides its products").
+# --frequency sets perf's sampling rate (perf's own default otherwise, 4,000 a second). On this project's
+# machine, a virtual one, the default rate slows the step: A at one thread with OpenBLAS's own kernels took
+# 100-105 ms a step at 4,000 samples a second, 81-86 at 500 and 82-87 unprofiled
+# (docs/history/performance.md, "What a step does besides its products").
 #
 # It holds no lock itself: on a shared machine, run it as  flock /tmp/minigrad-cpu.lock bench/profile-step.sh
 set -euo pipefail
@@ -111,7 +112,7 @@ categorize() {
     }'
 }
 
-echo "# where a training step's time goes (perf record -e cpu-clock, bench/profile-step.sh)"
+echo "# where a training step's time goes (perf record -e cpu-clock${frequency:+ -F $frequency}, bench/profile-step.sh)"
 echo "machine: $(describe_machine), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 header="| CPU (family/model) | config | threads | ms/step"
